@@ -1,0 +1,112 @@
+/**
+ * The backend contract: every role of the harness talks to an {@link LlmBackend}.
+ * Shapes are fixed by ARCHITECTURE §2; adapters translate at the edge.
+ * @module
+ */
+
+/** A tool call requested by the model. `arguments` is the raw JSON text the model produced. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** One part of a multimodal message. Images are base64 data or an https URL. */
+export type ContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image'; data: string; mediaType: string };
+
+/** One message of a dialogue, provider-neutral. */
+export type Message =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string | ContentPart[] }
+  | { role: 'assistant'; content: string; toolCalls?: ToolCall[] }
+  | {
+      role: 'tool';
+      toolCallId: string;
+      toolName: string;
+      content: string | ContentPart[];
+      isError?: boolean;
+    };
+
+/** A tool as offered to the model: name, description and a JSON Schema of its input. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+/** Why the harness is calling the model; set on every request so backends and tests can route by role. */
+export type Purpose =
+  | 'plan'
+  | 'execute'
+  | 'synthesize'
+  | 'verify'
+  | 'repair'
+  | 'summarize'
+  | 'manage'
+  | 'audit';
+
+/** Token usage of one model call. */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cachedInputTokens?: number;
+}
+
+/** Why the model stopped. */
+export type FinishReason = 'stop' | 'tool-calls' | 'length' | 'content-filter' | 'error' | 'other';
+
+/** One model call. */
+export interface GenerateRequest {
+  messages: Message[];
+  tools?: ToolSpec[];
+  toolChoice?: 'auto' | 'none' | 'required' | { name: string };
+  responseFormat?: { type: 'json'; schema?: Record<string, unknown>; name?: string };
+  temperature?: number;
+  topP?: number;
+  maxOutputTokens?: number;
+  /** Set by the harness on every call. */
+  purpose?: Purpose;
+  signal?: AbortSignal;
+}
+
+/** The complete answer to one model call. */
+export interface GenerateResult {
+  message: { role: 'assistant'; content: string; toolCalls: ToolCall[]; reasoning?: string };
+  finishReason: FinishReason;
+  usage: Usage;
+}
+
+/** One part of a streamed answer; `finish` is always last. */
+export type StreamPart =
+  | { type: 'text-delta'; text: string }
+  | { type: 'reasoning-delta'; text: string }
+  | { type: 'tool-call-delta'; id: string; name?: string; argumentsDelta: string }
+  | { type: 'finish'; result: GenerateResult };
+
+/**
+ * A language model the harness can call. Implement it to plug in any provider,
+ * or use the shipped adapters `openAICompatible` and `anthropic`.
+ *
+ * @example
+ * ```ts
+ * const backend: LlmBackend = {
+ *   provider: 'echo', modelId: 'echo-1', contextWindow: 8_000,
+ *   async generate(request) {
+ *     const last = request.messages.at(-1);
+ *     const text = typeof last?.content === 'string' ? last.content : '';
+ *     return { message: { role: 'assistant', content: text, toolCalls: [] },
+ *              finishReason: 'stop', usage: { inputTokens: 0, outputTokens: 0 } };
+ *   },
+ * };
+ * ```
+ */
+export interface LlmBackend {
+  readonly provider: string;
+  readonly modelId: string;
+  /** Context window in tokens. */
+  readonly contextWindow: number;
+  generate(request: GenerateRequest): Promise<GenerateResult>;
+  stream?(request: GenerateRequest): AsyncIterable<StreamPart>;
+}

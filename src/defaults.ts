@@ -1,0 +1,32 @@
+/**
+ * Every default of the harness in one place (the OneDayAgent paper, Table 6).
+ * @module
+ */
+export const DEFAULTS = {
+  /** ReAct iterations per run. */
+  maxIterations: 200,
+  /** Wall-clock limit of one run. */
+  timeoutMs: 7_200_000,
+  /** Context window assumed when a backend reports none. */
+  contextWindow: 128_000,
+  maxSubtasks: 6,
+  subtaskAttempts: 3,
+  repairAttempts: 3,
+  repairIterations: 50,
+  compressAt: 0.9,
+  emergencyAt: 0.95,
+  keepRecentRounds: 3,
+  maxSummaryChars: 8_000,
+  visitSummaryThresholdChars: 20_000,
+  toolMessageChars: 8_000,
+  filePreviewChars: 10_000,
+  fileParserTokens: 20_000,
+  /** A model repeating the same invalid call this many times in a row is stopped. */
+  maxRepeatedInvalidCalls: 3,
+  /** Per-call timeout of a tool. */
+  toolTimeoutMs: 120_000,
+  /** Per-request timeout of an HTTP backend. */
+  requestTimeoutMs: 600_000,
+  /** Retries of a retryable backend error. */
+  maxRetries: 4,
+} as const;

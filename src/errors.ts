@@ -1,0 +1,116 @@
+/**
+ * Errors thrown by the harness. Check them with {@link HarnessError.isInstance}
+ * and `code`, not `instanceof`: bundlers may copy the class into several entries.
+ * @module
+ */
+
+/** Stable error codes; a new code is a minor change, a renamed one a breaking change. */
+export type HarnessErrorCode =
+  /** An option passed to a constructor or `createHarness` is invalid. */
+  | 'invalid-options'
+  /** Bad input to a public method (e.g. an empty task). */
+  | 'invalid-input'
+  /** The provider rejected the credentials (HTTP 401/403). */
+  | 'authentication'
+  /** HTTP 429. */
+  | 'rate-limited'
+  /** HTTP 5xx or an overloaded provider. */
+  | 'server-error'
+  /** The connection failed or was reset. */
+  | 'connection'
+  /** The request exceeded the model's context window (HTTP 400 context-length). */
+  | 'context-length-exceeded'
+  /** Any other rejected request (HTTP 4xx). */
+  | 'bad-request'
+  /** The provider reported an error inside a stream, or sent something unparseable. */
+  | 'invalid-response'
+  /** A request or run took longer than its timeout. */
+  | 'timeout'
+  /** The caller aborted through an `AbortSignal`. */
+  | 'aborted'
+  /** A request cannot fit the context window even after pruning. */
+  | 'context-overflow'
+  /** A scripted backend received a call its script does not cover. */
+  | 'unscripted-call'
+  /** A tool registration problem (e.g. a duplicate name). */
+  | 'tool-registration'
+  /** A tool is missing a required local program (python3, bwrap, …). */
+  | 'tool-unavailable'
+  /** A path leaves the workspace. */
+  | 'path-outside-workspace'
+  /** A command was refused by the command policy. */
+  | 'policy-denied'
+  /** A model reply could not be parsed even after a re-ask. */
+  | 'malformed-reply'
+  /** The run used up its iteration budget. */
+  | 'budget-exhausted'
+  /** Anything else; the `cause` holds the original error. */
+  | 'internal';
+
+const MARK = Symbol.for('horizon-harness.error');
+
+/** Options of every {@link HarnessError}. */
+export interface HarnessErrorOptions {
+  cause?: unknown;
+  retryable?: boolean;
+}
+
+/** The one error type of the library: a stable `code`, whether a retry may help, and the original `cause`. */
+export class HarnessError extends Error {
+  readonly [MARK] = true;
+  readonly code: HarnessErrorCode;
+  readonly retryable: boolean;
+
+  constructor(code: HarnessErrorCode, message: string, options: HarnessErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.retryable = options.retryable ?? false;
+  }
+
+  /** True for any HarnessError, also one created by another copy of the library. */
+  static isInstance(error: unknown): error is HarnessError {
+    return typeof error === 'object' && error !== null && MARK in error;
+  }
+}
+
+/** An HTTP error from a provider; carries the status and, when the provider sent one, the retry delay. */
+export class ProviderHttpError extends HarnessError {
+  readonly status: number;
+  readonly retryAfterMs: number | undefined;
+  readonly body: string;
+
+  constructor(
+    code: HarnessErrorCode,
+    message: string,
+    details: { status: number; body: string; retryAfterMs?: number | undefined },
+    options: HarnessErrorOptions = {},
+  ) {
+    super(code, message, options);
+    this.status = details.status;
+    this.body = details.body;
+    this.retryAfterMs = details.retryAfterMs;
+  }
+}
+
+/** Raised when a request still exceeds the context window after every reduction. */
+export class ContextOverflowError extends HarnessError {
+  readonly requestTokens: number;
+  readonly budgetTokens: number;
+
+  constructor(message: string, sizes: { requestTokens: number; budgetTokens: number }) {
+    super('context-overflow', message);
+    this.requestTokens = sizes.requestTokens;
+    this.budgetTokens = sizes.budgetTokens;
+  }
+}
+
+/** Wraps any thrown value as a HarnessError, keeping HarnessErrors as they are. */
+export function toHarnessError(error: unknown, fallbackCode: HarnessErrorCode = 'internal'): HarnessError {
+  if (HarnessError.isInstance(error)) return error;
+  if (error instanceof Error && error.name === 'AbortError') {
+    return new HarnessError('aborted', 'The operation was aborted.', { cause: error });
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new HarnessError(fallbackCode, message, { cause: error });
+}

@@ -1,0 +1,279 @@
+/**
+ * Lifecycle events: one discriminated union keyed on `type`, one payload object each.
+ * @module
+ */
+import { EventEmitter } from 'eventemitter3';
+import type { FinishReason, Purpose, Usage } from './backend/types.js';
+import type {
+  Defect,
+  Deliverable,
+  PlannedSubtask,
+  RunResult,
+  SubtaskRecord,
+  Verdict,
+} from './harness/types.js';
+
+/** Fields every event carries. */
+export interface EventBase {
+  runId: string;
+  /** Milliseconds since the epoch, from the harness clock. */
+  timestamp: number;
+}
+
+/** Where in the run a model or tool call happened. */
+export interface CallScope {
+  purpose: Purpose;
+  /** `subtask-1`…, `synthesis`, `repair-1`…, or the caller's own scope name. */
+  scope?: string;
+}
+
+export type RunStartEvent = EventBase & {
+  type: 'run-start';
+  goal: string;
+  workspace: string;
+  decomposition: boolean;
+  verification: boolean;
+  /** Things the user should know before the run goes on (e.g. no sandbox available). */
+  warnings: string[];
+};
+export type PlanCreatedEvent = EventBase & {
+  type: 'plan-created';
+  plan: PlannedSubtask[];
+  /** Set when the plan is not what the planner returned as-is. */
+  fallback?: 'single-subtask' | 'truncated' | 'decomposition-off';
+  reason?: string;
+};
+export type SubtaskStartEvent = EventBase & { type: 'subtask-start'; subtask: PlannedSubtask; index: number };
+export type SubtaskAttemptEvent = EventBase & {
+  type: 'subtask-attempt';
+  subtaskId: string;
+  attempt: number;
+  /** Why the previous attempt failed, from the second attempt on. */
+  previousError?: string;
+};
+export type LlmRequestEvent = EventBase &
+  CallScope & {
+    type: 'llm-request';
+    provider: string;
+    modelId: string;
+    messages: number;
+    /** Request size as the harness counts it (messages + tool specs). */
+    requestTokens: number;
+  };
+export type LlmResponseEvent = EventBase &
+  CallScope & {
+    type: 'llm-response';
+    finishReason: FinishReason;
+    usage: Usage;
+    toolCalls: number;
+    durationMs: number;
+  };
+export type ToolCallEvent = EventBase &
+  CallScope & { type: 'tool-call'; callId: string; toolName: string; arguments: string };
+export type ToolResultEvent = EventBase &
+  CallScope & {
+    type: 'tool-result';
+    callId: string;
+    toolName: string;
+    isError: boolean;
+    durationMs: number;
+    /** Characters of the raw output, before any bounding. */
+    outputChars: number;
+    files: string[];
+  };
+export type MemoryTruncateEvent = EventBase &
+  CallScope & {
+    type: 'memory-truncate';
+    toolName: string;
+    callId: string;
+    strategy: 'snippets' | 'summary' | 'preview' | 'head-tail';
+    tokensBefore: number;
+    tokensAfter: number;
+    /** Workspace-relative path of the saved full output. */
+    savedTo?: string;
+  };
+export type MemoryCompressEvent = EventBase &
+  CallScope & { type: 'memory-compress'; tokensBefore: number; tokensAfter: number; roundsSummarized: number };
+export type MemoryPruneEvent = EventBase &
+  CallScope & {
+    type: 'memory-prune';
+    tokensBefore: number;
+    tokensAfter: number;
+    messagesRemoved: number;
+    reason: 'emergency-threshold' | 'summary-failed' | 'context-length-error';
+  };
+export type SubtaskFinishEvent = EventBase & { type: 'subtask-finish'; record: SubtaskRecord };
+export type SynthesisFinishEvent = EventBase & { type: 'synthesis-finish'; deliverable: Deliverable; status: 'completed' | 'failed' };
+export type VerifyFinishEvent = EventBase & {
+  type: 'verify-finish';
+  attempt: number;
+  passed: boolean;
+  verdict: Verdict;
+  defects: Defect[];
+};
+export type RepairStartEvent = EventBase & { type: 'repair-start'; attempt: number; defects: Defect[] };
+export type RepairFinishEvent = EventBase & {
+  type: 'repair-finish';
+  attempt: number;
+  status: 'completed' | 'failed' | 'aborted' | 'timeout';
+  deliverable: Deliverable;
+};
+export type ManagerDecisionEvent = EventBase & {
+  type: 'manager-decision';
+  round: number;
+  next: 'execute' | 'done' | 'blocked' | 'ask';
+  contract?: string;
+};
+export type AuditFinishEvent = EventBase & {
+  type: 'audit-finish';
+  round: number;
+  status: 'complete' | 'incomplete' | 'blocked';
+  integrity: 'clean' | 'suspect' | 'violation';
+  findings: string[];
+};
+export type RunFinishEvent = EventBase & { type: 'run-finish'; result: RunResult };
+export type RunErrorEvent = EventBase & {
+  type: 'run-error';
+  error: { code: string; message: string };
+  stage: string;
+};
+
+/** Every event the harness emits. */
+export type HarnessEvent =
+  | RunStartEvent
+  | PlanCreatedEvent
+  | SubtaskStartEvent
+  | SubtaskAttemptEvent
+  | LlmRequestEvent
+  | LlmResponseEvent
+  | ToolCallEvent
+  | ToolResultEvent
+  | MemoryTruncateEvent
+  | MemoryCompressEvent
+  | MemoryPruneEvent
+  | SubtaskFinishEvent
+  | SynthesisFinishEvent
+  | VerifyFinishEvent
+  | RepairStartEvent
+  | RepairFinishEvent
+  | ManagerDecisionEvent
+  | AuditFinishEvent
+  | RunFinishEvent
+  | RunErrorEvent;
+
+/** The `type` of an event. */
+export type HarnessEventType = HarnessEvent['type'];
+/** The event whose `type` is T. */
+export type EventOf<T extends HarnessEventType> = Extract<HarnessEvent, { type: T }>;
+/** An event as an emitter receives it, before the base fields are filled in. */
+export type EventInput = HarnessEvent extends infer E ? (E extends HarnessEvent ? Omit<E, 'timestamp'> : never) : never;
+
+type EventMap = { [E in HarnessEvent as E['type']]: [event: E] };
+
+/** A listener of one event type. */
+export type HarnessListener<T extends HarnessEventType> = (event: EventOf<T>) => void;
+
+/**
+ * The typed event bus behind `harness.on()`, built on eventemitter3. A listener that throws never
+ * breaks a run: the error goes to `onListenerError` (default `console.error`) and the other
+ * listeners still run.
+ */
+export class HarnessEvents {
+  private readonly emitter = new EventEmitter<EventMap>();
+  private readonly onListenerError: (error: unknown, event: HarnessEvent) => void;
+  private readonly guarded = new WeakMap<(event: never) => void, (event: HarnessEvent) => void>();
+
+  constructor(options: { onListenerError?: (error: unknown, event: HarnessEvent) => void } = {}) {
+    this.onListenerError =
+      options.onListenerError ??
+      ((error, event) => console.error(`horizon-harness: a "${event.type}" listener threw`, error));
+  }
+
+  /** Calls `listener` for every event of `type`. Returns a function that removes it. */
+  on<T extends HarnessEventType>(type: T, listener: HarnessListener<T>): () => void {
+    this.emitter.on(type, this.guard(listener) as never);
+    return () => this.off(type, listener);
+  }
+
+  /** Calls `listener` for the next event of `type` only. */
+  once<T extends HarnessEventType>(type: T, listener: HarnessListener<T>): () => void {
+    this.emitter.once(type, this.guard(listener) as never);
+    return () => this.off(type, listener);
+  }
+
+  /** Removes a listener added with `on` or `once`. */
+  off<T extends HarnessEventType>(type: T, listener: HarnessListener<T>): void {
+    const registered = this.guarded.get(listener as never);
+    if (registered) this.emitter.off(type, registered as never);
+  }
+
+  /** Calls `listener` for every event of every type. Returns a function that removes it. */
+  onAny(listener: (event: HarnessEvent) => void): () => void {
+    const types = HARNESS_EVENT_TYPES;
+    for (const type of types) this.on(type, listener as never);
+    return () => {
+      for (const type of types) this.off(type, listener as never);
+    };
+  }
+
+  /** Number of listeners of one type. */
+  listenerCount(type: HarnessEventType): number {
+    return this.emitter.listenerCount(type);
+  }
+
+  /** Emits a fully formed event to its listeners. */
+  send(event: HarnessEvent): void {
+    this.emitter.emit(event.type, event as never);
+  }
+
+  private guard(listener: (event: never) => void): (event: HarnessEvent) => void {
+    let guarded = this.guarded.get(listener);
+    if (!guarded) {
+      guarded = (event: HarnessEvent) => {
+        try {
+          listener(event as never);
+        } catch (error) {
+          try {
+            this.onListenerError(error, event);
+          } catch {
+            // A broken error hook must not break the run either.
+          }
+        }
+      };
+      this.guarded.set(listener, guarded);
+    }
+    return guarded;
+  }
+}
+
+/** Every event type, in lifecycle order. */
+export const HARNESS_EVENT_TYPES: readonly HarnessEventType[] = [
+  'run-start',
+  'plan-created',
+  'subtask-start',
+  'subtask-attempt',
+  'llm-request',
+  'llm-response',
+  'tool-call',
+  'tool-result',
+  'memory-truncate',
+  'memory-compress',
+  'memory-prune',
+  'subtask-finish',
+  'synthesis-finish',
+  'verify-finish',
+  'repair-start',
+  'repair-finish',
+  'manager-decision',
+  'audit-finish',
+  'run-finish',
+  'run-error',
+];
+
+/** A function that stamps and emits an event; components receive one instead of the emitter. */
+export type EmitEvent = (event: EventInput) => void;
+
+/** Builds an {@link EmitEvent} for an emitter and a clock. */
+export function eventSender(events: HarnessEvents, now: () => number = Date.now): EmitEvent {
+  return (event) => events.send({ ...event, timestamp: now() } as HarnessEvent);
+}

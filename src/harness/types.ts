@@ -1,0 +1,99 @@
+/**
+ * Shapes of a pipeline run: plan, subtasks, deliverable, verdicts, report and result.
+ * @module
+ */
+import type { Purpose, Usage } from '../backend/types.js';
+
+/** One planned subtask (the planner's JSON plus a stable id). */
+export interface PlannedSubtask {
+  /** `subtask-1`, `subtask-2`, … in plan order. */
+  id: string;
+  title: string;
+  objective: string;
+  expectedOutput: string;
+}
+
+/** What a subtask, the synthesizer or a repair hands on: text plus workspace-relative file paths. */
+export interface Deliverable {
+  answer: string;
+  files: string[];
+}
+
+/** A compact checkpoint passed from one subtask to the next (never the tool trace). */
+export interface Checkpoint extends Deliverable {
+  subtaskId: string;
+  title: string;
+  status: 'completed' | 'failed';
+}
+
+/** A shortcoming the verifier found. */
+export interface Defect {
+  description: string;
+  /** Workspace-relative path of the file the defect concerns, when there is one. */
+  artifact?: string;
+}
+
+/** One verification pass. `unverified` means the verifier's reply could not be parsed. */
+export interface Verdict {
+  attempt: number;
+  status: 'passed' | 'failed' | 'unverified';
+  passed: boolean;
+  defects: Defect[];
+}
+
+/** How one subtask went. */
+export interface SubtaskRecord extends PlannedSubtask {
+  status: 'completed' | 'failed' | 'skipped';
+  attempts: number;
+  answer: string;
+  files: string[];
+  error?: string;
+}
+
+/** Model calls and tokens of one purpose. */
+export interface PurposeUsage {
+  calls: number;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** Behaviour metrics of one run (plain JSON, comparable across backends). */
+export interface RunReport {
+  wallTimeMs: number;
+  modelCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+  byPurpose: Partial<Record<Purpose, PurposeUsage>>;
+  toolCalls: number;
+  toolCallsByTool: Record<string, number>;
+  /** Largest request sent to any backend, in tokens as the harness counts them. */
+  peakRequestTokens: number;
+  subtasks: number;
+  subtaskAttempts: number;
+  failedSubtasks: number;
+  /** null when verification was off or never reached. */
+  firstPassVerified: boolean | null;
+  repairs: number;
+  /** null when no repair ran. */
+  repairRecovered: boolean | null;
+  truncations: number;
+  compressions: number;
+  prunes: number;
+}
+
+/** The outcome of `harness.run()`. */
+export interface RunResult {
+  runId: string;
+  status: 'succeeded' | 'failed' | 'aborted' | 'timeout';
+  deliverable: Deliverable;
+  plan: PlannedSubtask[];
+  subtasks: SubtaskRecord[];
+  verdicts: Verdict[];
+  report: RunReport;
+  /** Absolute path of the run's workspace directory. */
+  workspace: string;
+  /** Set when the run did not succeed. */
+  error?: { code: string; message: string };
+}
+
+export type { Usage };

@@ -1,0 +1,48 @@
+/**
+ * The execution-memory contract the executor relies on before every model call and after every tool call.
+ * @module
+ */
+import type { LlmBackend, Message, Purpose, ToolSpec } from '../backend/types.js';
+import type { EmitEvent } from '../events.js';
+import type { ToolInvocation } from '../tools/types.js';
+import type { Workspace } from '../workspace/types.js';
+
+/** Where a memory operation happens and what it may use. */
+export interface MemoryScope {
+  runId: string;
+  purpose: Purpose;
+  /** `subtask-1`…, `synthesis`, `repair-1`…. */
+  scope: string;
+  /** The backend about to be called; its `contextWindow` is the budget. */
+  backend: LlmBackend;
+  /** The backend that writes summaries (purpose `summarize`). */
+  summarizer: LlmBackend;
+  workspace: Workspace;
+  signal: AbortSignal;
+  emit: EmitEvent;
+}
+
+/** A request about to be sent. The first `protectedCount` messages (system prompt, original request, objective, checkpoints) are never summarised or pruned. */
+export interface PendingRequest {
+  messages: Message[];
+  tools: ToolSpec[];
+  protectedCount: number;
+}
+
+/**
+ * Keeps every model call inside the context window. `MemoryManager` is the shipped implementation;
+ * pass your own through `components.memory`.
+ */
+export interface ExecutionMemory {
+  /** Reduces a raw tool result to the observation that enters the dialogue; the full output is saved in the workspace. */
+  boundObservation(invocation: ToolInvocation, scope: MemoryScope): Promise<string>;
+  /**
+   * Returns the dialogue to send (and keep) for this request: unchanged when it fits, else compressed
+   * or pruned. Throws `ContextOverflowError` when even the protected parts do not fit.
+   */
+  fitRequest(request: PendingRequest, scope: MemoryScope): Promise<Message[]>;
+  /** Deterministic pruning after a backend still answered "context length exceeded". */
+  pruneAfterOverflow(request: PendingRequest, scope: MemoryScope): Message[];
+  /** The request's size in tokens: messages, tool specs and per-message overhead. */
+  countRequest(messages: readonly Message[], tools: readonly ToolSpec[]): number;
+}

@@ -1,0 +1,64 @@
+/**
+ * The tool contract: what a tool is, what it receives and what it returns.
+ * @module
+ */
+import type { z } from 'zod';
+import type { ContentPart, LlmBackend, Purpose } from '../backend/types.js';
+import type { Workspace } from '../workspace/types.js';
+
+/**
+ * How the memory layer bounds a tool's output before it enters the dialogue
+ * (ARCHITECTURE §5): search results as snippets, long page visits as summary + raw prefix,
+ * file reads as previews, anything else head-and-tail truncated.
+ */
+export type ObservationKind = 'search' | 'visit' | 'file' | 'text';
+
+/** An image a tool returns to the model. */
+export type ImagePart = Extract<ContentPart, { type: 'image' }>;
+
+/** What a tool returns: plain text, or text plus workspace-relative files and images. */
+export type ToolOutput = string | { text: string; files?: string[]; images?: ImagePart[] };
+
+/** Everything a tool may use while it runs. */
+export interface ToolContext {
+  readonly runId: string;
+  readonly purpose: Purpose;
+  /** `subtask-1`…, `synthesis`, `repair-1`…: one scope per executor loop. */
+  readonly scope: string;
+  /** The run's workspace; every path a tool touches goes through it. */
+  readonly workspace: Workspace;
+  /** Aborted when the run is aborted, times out, or the tool's own timeout fires. */
+  readonly signal: AbortSignal;
+  /** The backend for a role (e.g. `'vision'` for image analysis, `'summarize'` for page summaries). */
+  backendFor(role: Purpose | 'vision'): LlmBackend;
+  /** Registers cleanup to run when the current executor loop ends (e.g. kill a Python session). */
+  onScopeEnd(cleanup: () => void | Promise<void>): void;
+}
+
+/** A tool the model can call. Create one with `defineTool`. */
+export interface Tool<Input = unknown> {
+  readonly name: string;
+  readonly description: string;
+  /** zod schema of the input; it is sent to the model as JSON Schema and validates every call. */
+  readonly input: z.ZodType<Input>;
+  /** True when the tool never changes the workspace or the outside world (the managed mode's auditor uses only these). */
+  readonly readOnly: boolean;
+  /** How the memory layer bounds this tool's output. */
+  readonly observation: ObservationKind;
+  /** Per-call timeout; the harness default applies when absent. */
+  readonly timeoutMs?: number;
+  execute(input: Input, context: ToolContext): ToolOutput | Promise<ToolOutput>;
+}
+
+/** The result of invoking one tool call through the registry; never throws into the loop. */
+export interface ToolInvocation {
+  callId: string;
+  toolName: string;
+  /** The raw text the tool produced (or the error observation). */
+  text: string;
+  files: string[];
+  images: ImagePart[];
+  isError: boolean;
+  observation: ObservationKind;
+  durationMs: number;
+}

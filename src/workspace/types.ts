@@ -1,0 +1,47 @@
+/**
+ * The workspace contract: one directory per run; every file path a tool receives is resolved inside it.
+ * @module
+ */
+
+/** A file a tool created or changed. */
+export interface ArtifactRecord {
+  /** Workspace-relative path with forward slashes. */
+  path: string;
+  size: number;
+  sha256: string;
+  /** The tool that wrote it last. */
+  tool: string;
+  /** The executor scope (`subtask-1`, `synthesis`, …) that wrote it last. */
+  scope?: string;
+  updatedAt: number;
+}
+
+/** Who changed a file. */
+export interface WriteOrigin {
+  tool: string;
+  scope?: string;
+}
+
+/** One run's working directory. */
+export interface Workspace {
+  /** Absolute, real path of the directory. */
+  readonly root: string;
+  /**
+   * Resolves a workspace-relative path to an absolute one inside the workspace.
+   * Rejects `..`, absolute paths and symlinks leading outside with a HarnessError
+   * of code `path-outside-workspace` whose message says why.
+   */
+  resolve(path: string, intent: 'read' | 'write'): Promise<string>;
+  /** Reads a file inside the workspace. */
+  readFile(path: string): Promise<Buffer>;
+  /** Writes a file atomically (temp file + rename) and records it as an artifact. */
+  writeFile(path: string, data: string | Uint8Array, origin: WriteOrigin): Promise<ArtifactRecord>;
+  /** Records a file that something else (a process) created or changed; undefined when it does not exist. */
+  recordArtifact(path: string, origin: WriteOrigin): Promise<ArtifactRecord | undefined>;
+  /** Every recorded artifact, most recent last. */
+  artifacts(): ArtifactRecord[];
+  /** True when the path exists inside the workspace (false for escapes). */
+  exists(path: string): Promise<boolean>;
+  /** A bounded, modality-aware preview of a file (text, CSV, PDF, DOCX, XLSX, PPTX, images, archives). */
+  preview(path: string, options?: { maxChars?: number }): Promise<string>;
+}
