@@ -72,11 +72,33 @@ export type { ImagePart, ObservationKind, Tool, ToolContext, ToolInvocation, Too
 export type { ArtifactRecord, Workspace, WriteOrigin } from './workspace/types.js';
 
 // --- backend adapters (src/backend) ---
+export { openAICompatible, OpenAICompatibleOptionsSchema, type OpenAICompatibleOptions } from './backend/openai-compatible.js';
+export { anthropic, AnthropicOptionsSchema, ANTHROPIC_VERSION, type AnthropicOptions } from './backend/anthropic.js';
+export { RetryOptionsSchema } from './backend/options.js';
 
 // --- tools and executor (src/tools, src/executor) ---
+export { defineTool, type ToolDefinition } from './tools/define-tool.js';
+export { ToolRegistry, RESERVED_TOOL_NAMES, type InvokeOptions, type ToolRegistryOptions } from './tools/registry.js';
+export { Executor, type ExecutorOptions, type ExecutorResult, type ExecutorRunInput } from './executor/executor.js';
+export { SUBMIT_ANSWER_TOOL } from './prompts/executor.js';
 
 // --- execution memory (src/memory) ---
+export { MemoryManager, OUTPUTS_DIR } from './memory/memory-manager.js';
+export { MemoryOptionsSchema, type MemoryManagerOptions, type ResolvedMemoryOptions } from './memory/options.js';
+export { GPT_ENCODINGS, gptTokenizer, type GptEncodingName, type Tokenizer } from './memory/tokenizer.js';
+export { TokenCounter } from './memory/token-counter.js';
+export { emergencyPrune, planCompression, type CompressionPlan, type PruneResult } from './memory/fit.js';
+export { splitRounds, type DialogueRounds } from './memory/rounds.js';
+export { ageObservations } from './memory/aging.js';
+export { headTail, searchSnippets } from './memory/truncate.js';
 
 // --- workspace and built-in tools (src/workspace, src/tools/builtin) ---
 
 // --- pipeline (src/harness, planner, synthesizer, verifier, repairer, prompts) ---
+export { createHarness, Harness, HarnessOptionsSchema, type HarnessOptions, type RoleName, type RunInput, type ExecutorLike } from './harness/index.js';
+export { Planner, type PlanInput, type PlanOutcome, type PlannerLike, type PlannerOptions } from './planner/index.js';
+export { Synthesizer, type SynthesisOutcome, type SynthesizeInput, type SynthesizerLike, type SynthesizerOptions } from './synthesizer/index.js';
+export { Verifier, type SubtaskAnswer, type VerifierLike, type VerifierOptions, type VerifyInput } from './verifier/index.js';
+export { Repairer, type RepairInput, type RepairOutcome, type RepairerLike, type RepairerOptions } from './repairer/index.js';
+export { PLANNER_PROMPT, REPAIRER_PROMPT, SYNTHESIZER_PROMPT, VERIFIER_PROMPT, renderTemplate } from './prompts/index.js';
+export { askJson, extractJson, parseJsonReply, type AskJsonResult, type JsonReplyParse } from './json/index.js';

@@ -3,3 +3,6 @@
  * @packageDocumentation
  */
 // --- scripted backend (src/testing) ---
+export { ScriptedBackend, type Script, type ScriptStep, type ScriptedBackendOptions } from './scripted-backend.js';
+export { planOf, reply, submit, toolCall, toolCalls, verdict, type ScriptedToolCall } from './replies.js';
+export { PassThroughMemory } from './pass-through-memory.js';

@@ -1,0 +1,232 @@
+/**
+ * The long-loop benchmark of issue 4: one subtask whose model calls a tool N times, each call returning a
+ * deterministic 20 000-character text, then answers. Zero-latency backend; windows 128 000 and 32 000;
+ * the memory layer with the paper's defaults, with observation aging, and a naive loop that keeps the
+ * whole history (what peer frameworks do), counted with the same tokenizer.
+ *
+ * Each configuration runs in its own child process (so peak RSS is its own), three times; ms per step
+ * is the median of the three runs.
+ */
+import { fork } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import type { GenerateRequest, GenerateResult, LlmBackend, Message, ToolSpec } from '../src/backend/types.js';
+import type { EventInput } from '../src/events.js';
+import { Executor } from '../src/executor/executor.js';
+import { MemoryManager, TokenCounter, gptTokenizer, type MemoryManagerOptions } from '../src/memory/index.js';
+import type { ExecutionMemory, PendingRequest } from '../src/memory/types.js';
+import { defineTool } from '../src/tools/define-tool.js';
+import { ToolRegistry } from '../src/tools/registry.js';
+import type { ToolInvocation } from '../src/tools/types.js';
+import type { Workspace } from '../src/workspace/types.js';
+
+/** One benchmark configuration. */
+export interface Configuration {
+  mode: 'naive' | 'paper' | 'aging';
+  steps: number;
+  window: number;
+}
+
+/** What one configuration measured. */
+export interface Measurement extends Configuration {
+  promptTokens: number;
+  peakRequestTokens: number;
+  msPerStep: number;
+  peakRssMb: number;
+  compressions: number;
+  prunes: number;
+  summarizeCalls: number;
+}
+
+const OUTPUT_CHARS = 20_000;
+const RUNS = 3;
+const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'context', 'window', 'token', 'memory', 'agent', 'result', 'value', 'search', 'file', '42', '2026', 'the', 'of', 'and', 'report', 'page'];
+
+/** A deterministic text: words drawn by a fixed linear congruential sequence. */
+export function deterministicText(seed: number, length: number): string {
+  let state = seed;
+  let out = '';
+  while (out.length < length) {
+    state = (state * 1103515245 + 12345) & 0x7fffffff;
+    out += `${WORDS[state % WORDS.length]}${state % 13 === 0 ? '.\n' : ' '}`;
+  }
+  return out.slice(0, length);
+}
+
+function result(content: string, toolCalls: GenerateResult['message']['toolCalls']): GenerateResult {
+  return {
+    message: { role: 'assistant', content, toolCalls },
+    finishReason: toolCalls.length > 0 ? 'tool-calls' : 'stop',
+    usage: { inputTokens: 0, outputTokens: 0 },
+  };
+}
+
+/** A zero-latency backend that calls the tool `steps` times, then submits; summaries are a fixed text. */
+function loopBackend(steps: number, contextWindow: number): LlmBackend {
+  let executeCalls = 0;
+  return {
+    provider: 'bench',
+    modelId: 'zero-latency',
+    contextWindow,
+    async generate(request: GenerateRequest): Promise<GenerateResult> {
+      if (request.purpose === 'summarize') {
+        return result('Fetched pages 1..k with fetch_page; each is a measurement page of about 20 000 characters; no errors; next: fetch the remaining pages, then submit.', []);
+      }
+      const step = executeCalls++;
+      if (step < steps) return result('', [{ id: `c${step}`, name: 'fetch_page', arguments: JSON.stringify({ page: step }) }]);
+      return result('', [{ id: 'submit', name: 'submit_answer', arguments: JSON.stringify({ answer: 'done', files: [] }) }]);
+    },
+  };
+}
+
+/** The peers' behaviour: keeps every message whole and sends everything; counts with the same tokenizer. */
+class NaiveMemory implements ExecutionMemory {
+  private readonly counter = new TokenCounter(gptTokenizer());
+  async boundObservation(invocation: ToolInvocation): Promise<string> {
+    return invocation.text;
+  }
+  async fitRequest(request: PendingRequest): Promise<Message[]> {
+    return request.messages;
+  }
+  pruneAfterOverflow(request: PendingRequest): Message[] {
+    return request.messages;
+  }
+  countRequest(messages: readonly Message[], tools: readonly ToolSpec[]): number {
+    return this.counter.request(messages, tools);
+  }
+}
+
+function workspaceAt(root: string): Workspace {
+  const unused = () => {
+    throw new Error('the benchmark tool does not touch the workspace');
+  };
+  return { root, resolve: unused, readFile: unused, writeFile: unused, recordArtifact: unused, artifacts: () => [], exists: unused, preview: unused };
+}
+
+async function runOnce(config: Configuration, outputs: string[]) {
+  const root = mkdtempSync(join(tmpdir(), 'hh-bench-'));
+  try {
+    const memoryOptions: MemoryManagerOptions = config.mode === 'aging' ? { observationAging: {} } : {};
+    const memory = config.mode === 'naive' ? new NaiveMemory() : new MemoryManager(memoryOptions);
+    const fetchPage = defineTool({
+      name: 'fetch_page',
+      description: 'Fetches one measurement page.',
+      input: z.object({ page: z.number() }),
+      execute: ({ page }) => outputs[page] ?? '',
+    });
+    const totals = { promptTokens: 0, peakRequestTokens: 0, compressions: 0, prunes: 0, summarizeCalls: 0 };
+    const emit = (event: EventInput) => {
+      if (event.type === 'llm-request') {
+        totals.promptTokens += event.requestTokens;
+        if (event.purpose === 'summarize') totals.summarizeCalls++;
+        else totals.peakRequestTokens = Math.max(totals.peakRequestTokens, event.requestTokens);
+      } else if (event.type === 'memory-compress') totals.compressions++;
+      else if (event.type === 'memory-prune') totals.prunes++;
+    };
+    // The naive loop is unbounded: give it a window nothing reaches, and count what it would send.
+    const window = config.mode === 'naive' ? Number.MAX_SAFE_INTEGER : config.window;
+    const executor = new Executor({
+      backend: loopBackend(config.steps, window),
+      tools: new ToolRegistry([fetchPage]),
+      memory,
+      emit,
+      limits: { maxIterations: config.steps + 10 },
+    });
+    const started = performance.now();
+    const run = await executor.run({
+      runId: 'bench',
+      purpose: 'execute',
+      scope: 'subtask-1',
+      request: 'Fetch every measurement page with fetch_page, then submit the largest value.',
+      objective: 'Fetch every page, then submit.',
+      workspace: workspaceAt(root),
+    });
+    const ms = performance.now() - started;
+    if (run.status !== 'completed') throw new Error(`${config.mode} N=${config.steps}: run ${run.status}: ${run.error?.message}`);
+    return { ...totals, msPerStep: ms / (config.steps + 1) };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** Runs one configuration three times in this process and returns its measurement. */
+export async function measure(config: Configuration): Promise<Measurement> {
+  const outputs = Array.from({ length: config.steps }, (_, i) => deterministicText(i + 1, OUTPUT_CHARS));
+  const runs = [];
+  for (let i = 0; i < RUNS; i++) runs.push(await runOnce(config, outputs));
+  const ms = runs.map((r) => r.msPerStep).sort((a, b) => a - b);
+  const first = runs[0]!;
+  return {
+    ...config,
+    promptTokens: first.promptTokens,
+    peakRequestTokens: first.peakRequestTokens,
+    compressions: first.compressions,
+    prunes: first.prunes,
+    summarizeCalls: first.summarizeCalls,
+    msPerStep: ms[1]!,
+    peakRssMb: process.resourceUsage().maxRSS / 1024,
+  };
+}
+
+function inChild(config: Configuration): Promise<Measurement> {
+  return new Promise((resolve, reject) => {
+    const child = fork(fileURLToPath(import.meta.url), ['--child', JSON.stringify(config)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    child.once('message', (message) => resolve(message as Measurement));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (code !== 0) reject(new Error(`benchmark child for ${JSON.stringify(config)} exited with ${code}`));
+    });
+  });
+}
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+const pct = (n: number) => `${(n * 100).toFixed(1)} %`;
+
+/** Renders the measurements as a Markdown table with ratios to the naive loop. */
+export function table(rows: Measurement[]): string {
+  const naive = (steps: number) => rows.find((r) => r.mode === 'naive' && r.steps === steps)!;
+  const lines = [
+    '| configuration | N | window | Σ prompt tokens | vs naive | peak request | peak / window | ms per step | vs naive | peak RSS | compress / prune / summarize calls |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+  ];
+  for (const r of rows) {
+    const base = naive(r.steps);
+    const isNaive = r.mode === 'naive';
+    lines.push(
+      `| ${isNaive ? 'naive (whole history)' : r.mode === 'paper' ? 'memory, paper defaults' : 'memory + observation aging'} | ${r.steps} | ${isNaive ? 'unbounded' : fmt(r.window)} | ${fmt(r.promptTokens)} | ${isNaive ? '—' : pct(r.promptTokens / base.promptTokens)} | ${fmt(r.peakRequestTokens)} | ${isNaive ? '—' : r.peakRequestTokens / r.window <= 1 ? (r.peakRequestTokens / r.window).toFixed(3) : '>1'} | ${r.msPerStep.toFixed(3)} | ${isNaive ? '—' : `${(r.msPerStep / base.msPerStep).toFixed(2)}×`} | ${r.peakRssMb.toFixed(0)} MB | ${isNaive ? '—' : `${r.compressions} / ${r.prunes} / ${r.summarizeCalls}`} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** Runs every configuration, each in its own process, and prints the table. */
+export async function main(): Promise<void> {
+  const configs: Configuration[] = [];
+  for (const steps of [50, 200]) {
+    configs.push({ mode: 'naive', steps, window: 0 });
+    for (const window of [128_000, 32_000]) {
+      configs.push({ mode: 'paper', steps, window }, { mode: 'aging', steps, window });
+    }
+  }
+  const rows: Measurement[] = [];
+  for (const config of configs) {
+    process.stderr.write(`running ${config.mode} N=${config.steps} window=${config.window || 'unbounded'}…\n`);
+    rows.push(await inChild(config));
+  }
+  console.log(`context-growth: ${OUTPUT_CHARS}-char tool outputs, zero-latency backend, median of ${RUNS} runs, node ${process.version}\n`);
+  console.log(table(rows));
+}
+
+if (process.argv[2] === '--child') {
+  const config = JSON.parse(process.argv[3] ?? '{}') as Configuration;
+  measure(config).then(
+    (measurement) => process.send?.(measurement, () => process.exit(0)),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

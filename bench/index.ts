@@ -1,0 +1,7 @@
+/**
+ * `npm run bench`: the benchmarks of horizon-harness.
+ * @module
+ */
+import { main } from './context-growth.js';
+
+await main();

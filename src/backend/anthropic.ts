@@ -1,0 +1,318 @@
+/**
+ * `anthropic()`: an {@link LlmBackend} over the Anthropic Messages API.
+ * @module
+ */
+import { z } from 'zod';
+import { HarnessError } from '../errors.js';
+import { bodyBytes, postJson, readJson, withRetry, type OpenResponse, type PostSettings, type RetrySettings } from './http.js';
+import { inBodyError, type ErrorContext } from './http-errors.js';
+import { baseUrlSchema, commonFields, makeDispatcher, parseOptions, retrySettings } from './options.js';
+import { parseSse } from './sse.js';
+import { StreamAssembler, type OpenToolCall } from './stream-assembler.js';
+import type { ContentPart, FinishReason, GenerateRequest, GenerateResult, LlmBackend, Message, StreamPart, Usage } from './types.js';
+
+/** The `anthropic-version` header the adapter speaks. */
+export const ANTHROPIC_VERSION = '2023-06-01';
+
+/** Options of {@link anthropic}. */
+export const AnthropicOptionsSchema = z.object({
+  /** @defaultValue `https://api.anthropic.com`; `/v1/messages` is appended. */
+  baseURL: baseUrlSchema.default('https://api.anthropic.com'),
+  /** Sent as `x-api-key`; `ANTHROPIC_API_KEY` is read when omitted. */
+  apiKey: z.string().min(1).optional(),
+  /** `max_tokens` when a request sets no `maxOutputTokens` (the Messages API requires one). @defaultValue 8192 */
+  maxOutputTokens: z.number().int().positive().default(8_192),
+  ...commonFields,
+});
+
+/** What users pass to {@link anthropic}. */
+export type AnthropicOptions = z.input<typeof AnthropicOptionsSchema>;
+
+const STOP_REASONS: Record<string, FinishReason> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  max_tokens: 'length',
+  model_context_window_exceeded: 'length',
+  tool_use: 'tool-calls',
+  refusal: 'content-filter',
+};
+
+function mapStopReason(reason: unknown): FinishReason | undefined {
+  if (typeof reason !== 'string' || reason === '') return undefined;
+  return STOP_REASONS[reason] ?? 'other';
+}
+
+function contentBlocks(content: string | ContentPart[]): unknown[] {
+  const parts = typeof content === 'string' ? [{ type: 'text' as const, text: content }] : content;
+  return parts
+    .filter((part) => part.type !== 'text' || part.text !== '')
+    .map((part) => {
+      if (part.type === 'text') return { type: 'text', text: part.text };
+      return /^https?:/.test(part.data)
+        ? { type: 'image', source: { type: 'url', url: part.data } }
+        : { type: 'image', source: { type: 'base64', media_type: part.mediaType, data: part.data.replace(/^data:[^,]*,/, '') } };
+    });
+}
+
+function parseArguments(text: string): unknown {
+  try {
+    const value: unknown = JSON.parse(text === '' ? '{}' : text);
+    return typeof value === 'object' && value !== null ? value : { value };
+  } catch {
+    // The Messages API requires an object; a model's broken JSON is passed back verbatim so it can see its mistake.
+    return { _raw: text };
+  }
+}
+
+/** Messages API turns: system text apart, consecutive tool results merged into one user turn. */
+function toWire(messages: Message[]): { system: string; messages: Array<{ role: string; content: unknown[] }> } {
+  const system: string[] = [];
+  const wire: Array<{ role: string; content: unknown[] }> = [];
+  let toolTurn: { role: string; content: unknown[] } | undefined;
+  for (const message of messages) {
+    if (message.role !== 'tool') toolTurn = undefined;
+    switch (message.role) {
+      case 'system':
+        system.push(message.content);
+        break;
+      case 'user': {
+        const content = contentBlocks(message.content);
+        if (content.length > 0) wire.push({ role: 'user', content });
+        break;
+      }
+      case 'assistant': {
+        const content: unknown[] = message.content !== '' ? [{ type: 'text', text: message.content }] : [];
+        for (const call of message.toolCalls ?? []) content.push({ type: 'tool_use', id: call.id, name: call.name, input: parseArguments(call.arguments) });
+        if (content.length > 0) wire.push({ role: 'assistant', content });
+        break;
+      }
+      case 'tool': {
+        if (toolTurn === undefined) {
+          toolTurn = { role: 'user', content: [] };
+          wire.push(toolTurn);
+        }
+        toolTurn.content.push({
+          type: 'tool_result',
+          tool_use_id: message.toolCallId,
+          content: contentBlocks(message.content),
+          ...(message.isError ? { is_error: true } : {}),
+        });
+        break;
+      }
+    }
+  }
+  return { system: system.join('\n\n'), messages: wire };
+}
+
+function mapUsage(usage: unknown, into: Usage): Usage {
+  if (typeof usage !== 'object' || usage === null) return into;
+  const u = usage as Record<string, unknown>;
+  const num = (key: string) => (typeof u[key] === 'number' ? (u[key] as number) : undefined);
+  const cacheRead = num('cache_read_input_tokens');
+  const cacheWrite = num('cache_creation_input_tokens');
+  const input = num('input_tokens');
+  const result: Usage = { ...into };
+  // The Messages API counts cached prompt tokens apart from input_tokens; the prompt's size is their sum.
+  if (input !== undefined) result.inputTokens = input + (cacheRead ?? 0) + (cacheWrite ?? 0);
+  if (num('output_tokens') !== undefined) result.outputTokens = num('output_tokens') ?? 0;
+  if (cacheRead !== undefined) result.cachedInputTokens = cacheRead;
+  return result;
+}
+
+/** The Messages API adapter; see {@link anthropic}. */
+class AnthropicBackend implements LlmBackend {
+  readonly provider = 'anthropic';
+  readonly modelId: string;
+  readonly contextWindow: number;
+  private readonly options: z.output<typeof AnthropicOptionsSchema>;
+  private readonly post: PostSettings;
+  private readonly retry: RetrySettings;
+  private readonly errors: ErrorContext = {
+    provider: 'anthropic',
+    credentialHint: 'set ANTHROPIC_API_KEY or pass the `apiKey` option of anthropic()',
+  };
+
+  constructor(input: AnthropicOptions) {
+    this.options = parseOptions('anthropic', AnthropicOptionsSchema, input);
+    const apiKey = this.options.apiKey ?? process.env.ANTHROPIC_API_KEY;
+    if (!apiKey) {
+      throw new HarnessError('invalid-options', 'Invalid anthropic() options: `apiKey` is required; pass it or set ANTHROPIC_API_KEY.');
+    }
+    const { baseURL, model, contextWindow, timeoutMs, headers } = this.options;
+    this.modelId = model;
+    this.contextWindow = contextWindow;
+    this.post = {
+      url: baseURL.endsWith('/v1') ? `${baseURL}/messages` : `${baseURL}/v1/messages`,
+      headers: { 'x-api-key': apiKey, 'anthropic-version': ANTHROPIC_VERSION, ...headers },
+      timeoutMs,
+      dispatcher: makeDispatcher(this.options.dispatcher, timeoutMs),
+      errors: this.errors,
+    };
+    this.retry = retrySettings(this.options);
+  }
+
+  async generate(request: GenerateRequest): Promise<GenerateResult> {
+    const body = this.buildBody(request, this.options.stream);
+    return withRetry(
+      async () => {
+        const open = await postJson(this.post, body, request.signal);
+        if (!this.options.stream) return this.parseResponse(await readJson(open, this.errors));
+        let finish: GenerateResult | undefined;
+        for await (const part of this.readStream(open)) if (part.type === 'finish') finish = part.result;
+        if (finish === undefined) throw new HarnessError('invalid-response', 'anthropic stream ended without a result.');
+        return finish;
+      },
+      this.retry,
+      request.signal,
+    );
+  }
+
+  async *stream(request: GenerateRequest): AsyncGenerator<StreamPart> {
+    const body = this.buildBody(request, true);
+    const open = await withRetry(() => postJson(this.post, body, request.signal), this.retry, request.signal);
+    yield* this.readStream(open);
+  }
+
+  private buildBody(request: GenerateRequest, stream: boolean): Record<string, unknown> {
+    const { system, messages } = toWire(request.messages);
+    const format = request.responseFormat;
+    // The Messages API has no portable JSON mode, so the format is asked for in the system prompt.
+    const formatText = format
+      ? format.schema
+        ? `Reply with one JSON object only, no prose and no code fence, matching this JSON Schema:\n${JSON.stringify(format.schema)}`
+        : 'Reply with one JSON object only, no prose and no code fence.'
+      : '';
+    const systemText = [system, formatText].filter((text) => text !== '').join('\n\n');
+    const body: Record<string, unknown> = {
+      model: this.modelId,
+      max_tokens: request.maxOutputTokens ?? this.options.maxOutputTokens,
+      messages,
+      stream,
+    };
+    if (systemText !== '') body.system = systemText;
+    if (request.tools && request.tools.length > 0) {
+      body.tools = request.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.inputSchema }));
+    }
+    const choice = request.toolChoice;
+    if (choice !== undefined) {
+      body.tool_choice =
+        typeof choice === 'object' ? { type: 'tool', name: choice.name } : choice === 'required' ? { type: 'any' } : { type: choice };
+    }
+    if (request.temperature !== undefined) body.temperature = request.temperature;
+    if (request.topP !== undefined) body.top_p = request.topP;
+    return body;
+  }
+
+  private parseResponse(json: unknown): GenerateResult {
+    const record = json as Record<string, unknown>;
+    if (typeof record !== 'object' || record === null) throw new HarnessError('invalid-response', 'anthropic sent an empty response.');
+    if (record.type === 'error') throw inBodyError(record, this.errors);
+    const assembler = new StreamAssembler();
+    for (const block of (record.content as Array<Record<string, unknown>> | undefined) ?? []) {
+      if (block.type === 'text') assembler.addText(block.text);
+      else if (block.type === 'thinking') assembler.addReasoning(block.thinking);
+      else if (block.type === 'tool_use') {
+        const call = assembler.openCall(typeof block.id === 'string' ? block.id : undefined, String(block.name ?? ''));
+        assembler.appendArguments(call, JSON.stringify(block.input ?? {}), false);
+      }
+    }
+    assembler.finishReason = mapStopReason(record.stop_reason);
+    assembler.usage = mapUsage(record.usage, assembler.usage);
+    return assembler.result('other');
+  }
+
+  private async *readStream(open: OpenResponse): AsyncGenerator<StreamPart> {
+    const assembler = new StreamAssembler();
+    const blocks = new Map<number, { call: OpenToolCall; sawJson: boolean; initialInput: unknown }>();
+    let stopped = false;
+    for await (const frame of parseSse(bodyBytes(open))) {
+      if (frame.data === '[DONE]') break;
+      let event: Record<string, unknown>;
+      try {
+        event = JSON.parse(frame.data) as Record<string, unknown>;
+      } catch (error) {
+        throw new HarnessError('invalid-response', `anthropic sent a stream frame that is not JSON: ${frame.data.slice(0, 200)}`, { cause: error });
+      }
+      const type = event.type ?? frame.event;
+      const index = typeof event.index === 'number' ? event.index : -1;
+      switch (type) {
+        case 'error':
+          throw inBodyError(event, this.errors);
+        case 'message_start':
+          assembler.usage = mapUsage((event.message as Record<string, unknown> | undefined)?.usage, assembler.usage);
+          break;
+        case 'content_block_start': {
+          const block = (event.content_block ?? {}) as Record<string, unknown>;
+          if (block.type === 'text') {
+            const part = assembler.addText(block.text);
+            if (part) yield part;
+          } else if (block.type === 'thinking') {
+            const part = assembler.addReasoning(block.thinking);
+            if (part) yield part;
+          } else if (block.type === 'tool_use') {
+            const call = assembler.openCall(typeof block.id === 'string' ? block.id : undefined, String(block.name ?? ''));
+            blocks.set(index, { call, sawJson: false, initialInput: block.input });
+            const part = assembler.appendArguments(call, '', true);
+            if (part) yield part;
+          }
+          break;
+        }
+        case 'content_block_delta': {
+          const delta = (event.delta ?? {}) as Record<string, unknown>;
+          let part: StreamPart | undefined;
+          if (delta.type === 'text_delta') part = assembler.addText(delta.text);
+          else if (delta.type === 'thinking_delta') part = assembler.addReasoning(delta.thinking);
+          else if (delta.type === 'input_json_delta') {
+            const open = blocks.get(index);
+            if (open && typeof delta.partial_json === 'string' && delta.partial_json !== '') {
+              open.sawJson = true;
+              part = assembler.appendArguments(open.call, delta.partial_json, false);
+            }
+          }
+          if (part) yield part;
+          break;
+        }
+        case 'content_block_stop': {
+          const open = blocks.get(index);
+          // A tool_use whose input arrived whole in content_block_start (no JSON deltas) keeps that input.
+          if (open && !open.sawJson && open.initialInput !== undefined) {
+            const input = JSON.stringify(open.initialInput);
+            if (input !== '{}') {
+              const part = assembler.appendArguments(open.call, input, false);
+              if (part) yield part;
+            }
+          }
+          break;
+        }
+        case 'message_delta': {
+          const reason = mapStopReason((event.delta as Record<string, unknown> | undefined)?.stop_reason);
+          if (reason) assembler.finishReason = reason;
+          assembler.usage = mapUsage(event.usage, assembler.usage);
+          break;
+        }
+        case 'message_stop':
+          stopped = true;
+          break;
+        default:
+          break;
+      }
+      if (stopped) break;
+    }
+    if (!stopped && assembler.finishReason === undefined) {
+      throw new HarnessError('invalid-response', 'anthropic closed the stream before the model finished; the answer is incomplete.', { retryable: true });
+    }
+    yield { type: 'finish', result: assembler.result('other') };
+  }
+}
+
+/**
+ * An {@link LlmBackend} for the Anthropic Messages API, over undici.
+ *
+ * @example
+ * ```ts
+ * const backend = anthropic({ model: 'claude-sonnet-4-5', contextWindow: 200_000 }); // reads ANTHROPIC_API_KEY
+ * ```
+ */
+export function anthropic(options: AnthropicOptions): LlmBackend & { stream(request: GenerateRequest): AsyncIterable<StreamPart> } {
+  return new AnthropicBackend(options);
+}

@@ -1,0 +1,163 @@
+/**
+ * Maps HTTP failures, network failures and in-stream error objects to {@link HarnessError}s.
+ * @module
+ * @internal
+ */
+import { HarnessError, ProviderHttpError, type HarnessErrorCode } from '../errors.js';
+
+/** What an adapter tells the error mapper about itself. @internal */
+export interface ErrorContext {
+  /** Provider name used in messages. */
+  provider: string;
+  /** How to fix a rejected key, e.g. "set OPENAI_API_KEY or pass the `apiKey` option". */
+  credentialHint: string;
+}
+
+const CONTEXT_LENGTH_PATTERNS = [
+  /context[_ ]length[_ ]exceeded/i,
+  /maximum context length/i,
+  /context window/i,
+  /prompt is too long/i,
+  /too many tokens/i,
+  /input is too long/i,
+  /reduce the length of the messages/i,
+];
+
+/** Reads `{ error: { message, type, code } }`, `{ message }`, `[ { error } ]` and plain-text bodies. @internal */
+export function describeErrorBody(bodyText: string): { message: string; type?: string; code?: string } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(bodyText);
+  } catch {
+    return { message: bodyText.trim().slice(0, 500) };
+  }
+  if (Array.isArray(parsed)) parsed = parsed[0];
+  return describeErrorObject(parsed) ?? { message: bodyText.trim().slice(0, 500) };
+}
+
+/** The message/type/code of an error object as providers nest it. @internal */
+export function describeErrorObject(value: unknown): { message: string; type?: string; code?: string } | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const record = value as Record<string, unknown>;
+  const inner = typeof record.error === 'object' && record.error !== null ? (record.error as Record<string, unknown>) : record;
+  const message =
+    typeof inner.message === 'string'
+      ? inner.message
+      : typeof record.error === 'string'
+        ? record.error
+        : typeof record.message === 'string'
+          ? record.message
+          : undefined;
+  if (message === undefined) return undefined;
+  const metadata = inner.metadata as Record<string, unknown> | undefined;
+  const upstream = typeof metadata?.raw === 'string' ? ` (${metadata.raw})` : '';
+  const result: { message: string; type?: string; code?: string } = { message: message + upstream };
+  if (typeof inner.type === 'string') result.type = inner.type;
+  else if (typeof inner.status === 'string') result.type = inner.status;
+  if (typeof inner.code === 'string' || typeof inner.code === 'number') result.code = String(inner.code);
+  return result;
+}
+
+function isContextLength(text: string): boolean {
+  return CONTEXT_LENGTH_PATTERNS.some((pattern) => pattern.test(text));
+}
+
+/** Parses `Retry-After` (seconds or HTTP date), `retry-after-ms`, or a Google `RetryInfo.retryDelay` in the body. @internal */
+export function retryAfterMs(headers: Headers | undefined, bodyText: string, now: number = Date.now()): number | undefined {
+  const ms = headers?.get('retry-after-ms');
+  if (ms && Number.isFinite(Number(ms))) return Math.max(0, Number(ms));
+  const header = headers?.get('retry-after');
+  if (header) {
+    const seconds = Number(header);
+    if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+    const date = Date.parse(header);
+    if (Number.isFinite(date)) return Math.max(0, date - now);
+  }
+  const delay = /"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"/.exec(bodyText);
+  if (delay?.[1]) return Math.round(Number(delay[1]) * 1000);
+  return undefined;
+}
+
+/** Turns a non-2xx response into a {@link ProviderHttpError} with a stable code. @internal */
+export function httpError(status: number, bodyText: string, headers: Headers | undefined, context: ErrorContext): ProviderHttpError {
+  const described = describeErrorBody(bodyText);
+  const detail = described.message || `HTTP ${status}`;
+  const details = { status, body: bodyText, retryAfterMs: retryAfterMs(headers, bodyText) };
+  const make = (code: HarnessErrorCode, message: string, retryable: boolean) =>
+    new ProviderHttpError(code, message, details, { retryable });
+
+  if (status === 401 || status === 403) {
+    return make('authentication', `${context.provider} rejected the credentials (HTTP ${status}): ${detail}. Fix: ${context.credentialHint}.`, false);
+  }
+  if (status === 429) {
+    return make('rate-limited', `${context.provider} is rate-limiting requests (HTTP 429): ${detail}`, true);
+  }
+  if (status === 408) return make('timeout', `${context.provider} timed out the request (HTTP 408): ${detail}`, true);
+  if (status >= 500) {
+    return make('server-error', `${context.provider} failed with HTTP ${status}: ${detail}`, true);
+  }
+  if (isContextLength(`${described.code ?? ''} ${detail}`)) {
+    return make(
+      'context-length-exceeded',
+      `${context.provider} rejected the request as longer than the model's context window (HTTP ${status}): ${detail}`,
+      false,
+    );
+  }
+  return make('bad-request', `${context.provider} rejected the request (HTTP ${status}): ${detail}`, false);
+}
+
+/** Maps an error object found inside a 200 response (a stream frame or a JSON body) to a HarnessError. @internal */
+export function inBodyError(value: unknown, context: ErrorContext): HarnessError {
+  const described = describeErrorObject(value) ?? { message: JSON.stringify(value).slice(0, 500) };
+  const kind = `${described.type ?? ''} ${described.code ?? ''}`.toLowerCase();
+  const message = `${context.provider} reported an error inside the response: ${described.message}`;
+  if (/overloaded|server_error|api_error|internal|unavailable|529|5\d\d/.test(kind)) {
+    return new HarnessError('server-error', message, { retryable: true, cause: value });
+  }
+  if (/rate_limit|resource_exhausted|429/.test(kind)) return new HarnessError('rate-limited', message, { retryable: true, cause: value });
+  if (isContextLength(`${kind} ${described.message}`)) return new HarnessError('context-length-exceeded', message, { cause: value });
+  return new HarnessError('invalid-response', message, { cause: value });
+}
+
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
+
+function errorCodes(error: unknown): string[] {
+  const codes: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth += 1) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') codes.push(code);
+    current = (current as { cause?: unknown }).cause;
+  }
+  return codes;
+}
+
+/** Maps a thrown network error (undici `fetch failed`, `terminated`, socket errors) to a retryable 'connection' error. @internal */
+export function networkError(error: unknown, context: ErrorContext, url: string): HarnessError {
+  if (HarnessError.isInstance(error)) return error;
+  const codes = errorCodes(error);
+  const known = codes.find((code) => CONNECTION_CODES.has(code));
+  const isUndiciFailure = error instanceof TypeError && /fetch failed|terminated|other side closed/i.test(error.message);
+  const reason = known ?? (error instanceof Error ? error.message : String(error));
+  if (known !== undefined || isUndiciFailure) {
+    return new HarnessError('connection', `Could not reach ${context.provider} at ${url} (${reason}). Check the baseURL and that the server is running.`, {
+      retryable: true,
+      cause: error,
+    });
+  }
+  return new HarnessError('internal', `Request to ${context.provider} failed: ${reason}`, { cause: error });
+}

@@ -1,0 +1,49 @@
+/**
+ * Rendering of the compact state handed from one executor loop to the next.
+ * @module
+ */
+import type { Checkpoint, Deliverable, SubtaskRecord } from './types.js';
+import { dataBlock } from '../prompts/template.js';
+
+/** The checkpoint a subtask hands on: its answer and file handles, never its tool trace. */
+export function toCheckpoint(record: SubtaskRecord): Checkpoint {
+  return {
+    subtaskId: record.id,
+    title: record.title,
+    status: record.status === 'completed' ? 'completed' : 'failed',
+    answer: record.answer,
+    files: [...record.files],
+  };
+}
+
+/** Renders checkpoints as the prior state of a later executor loop. */
+export function renderCheckpoints(checkpoints: readonly Checkpoint[], errors: ReadonlyMap<string, string> = new Map()): string {
+  if (!checkpoints.length) return '';
+  const blocks = checkpoints.map((c) => {
+    const head = `### ${c.subtaskId}: ${c.title} (${c.status.toUpperCase()})`;
+    const error = errors.get(c.subtaskId);
+    const why = c.status === 'failed' && error ? `\nIt failed: ${error}` : '';
+    const answer = dataBlock('ANSWER', c.answer || '(no answer)');
+    const files = `Files: ${c.files.length ? c.files.join(', ') : '(none)'}`;
+    return `${head}${why}\n${answer}\n${files}`;
+  });
+  return `Results of the earlier subtasks (answers and files only):\n\n${blocks.join('\n\n')}`;
+}
+
+/** Renders a deliverable as the prior state of a repair loop. */
+export function renderDeliverable(deliverable: Deliverable): string {
+  return [
+    'Current deliverable:',
+    dataBlock('ANSWER', deliverable.answer || '(empty)'),
+    `Files: ${deliverable.files.length ? deliverable.files.join(', ') : '(none)'}`,
+  ].join('\n');
+}
+
+/** What the run can still hand back when synthesis did not happen: completed answers and their files. */
+export function partialDeliverable(records: readonly SubtaskRecord[]): Deliverable {
+  const done = records.filter((r) => r.status === 'completed');
+  return {
+    answer: done.map((r) => (done.length > 1 ? `## ${r.title}\n\n${r.answer}` : r.answer)).join('\n\n'),
+    files: [...new Set(done.flatMap((r) => r.files))],
+  };
+}

@@ -1,0 +1,17 @@
+/** createHarness, the Harness and the shapes of a run. @module */
+export { createHarness, Harness, type RunInput } from './harness.js';
+export { HarnessOptionsSchema, type HarnessOptions, type RoleName } from './options.js';
+export { buildReport } from './report.js';
+export { partialDeliverable, renderCheckpoints, renderDeliverable, toCheckpoint } from './checkpoints.js';
+export type { ExecutorLike } from './components.js';
+export type {
+  Checkpoint,
+  Defect,
+  Deliverable,
+  PlannedSubtask,
+  PurposeUsage,
+  RunReport,
+  RunResult,
+  SubtaskRecord,
+  Verdict,
+} from './types.js';

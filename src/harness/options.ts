@@ -1,0 +1,112 @@
+/**
+ * Options of `createHarness`, validated once when the harness is created.
+ * @module
+ */
+import { z } from 'zod';
+import type { LlmBackend } from '../backend/types.js';
+import { DEFAULTS } from '../defaults.js';
+import { HarnessError } from '../errors.js';
+import type { ExecutionMemory } from '../memory/types.js';
+import type { MemoryManagerOptions } from '../memory/options.js';
+import type { PlannerLike } from '../planner/planner.js';
+import type { RepairerLike } from '../repairer/repairer.js';
+import type { SynthesizerLike } from '../synthesizer/synthesizer.js';
+import { ToolRegistry } from '../tools/registry.js';
+import type { Tool } from '../tools/types.js';
+import type { VerifierLike } from '../verifier/verifier.js';
+import type { Workspace } from '../workspace/types.js';
+import type { ExecutorLike } from './components.js';
+
+const isFn = (value: unknown): boolean => typeof value === 'function';
+const hasMethod = (name: string) => (value: unknown) =>
+  typeof value === 'object' && value !== null && typeof (value as Record<string, unknown>)[name] === 'function';
+
+const backend = z.custom<LlmBackend>(hasMethod('generate'), 'must be an LlmBackend (an object with generate())');
+const tool = z.custom<Tool>(
+  (v) => hasMethod('execute')(v) && typeof (v as { name?: unknown }).name === 'string',
+  'must be a Tool (create one with defineTool)',
+);
+const workspace = z.custom<Workspace>(
+  (v) => hasMethod('resolve')(v) && typeof (v as { root?: unknown }).root === 'string',
+  'must be a Workspace',
+);
+const count = (fallback: number, min = 1) => z.number().int().min(min).default(fallback);
+
+const LimitsSchema = z.strictObject({
+  /** ReAct iterations of the whole run, shared by every executor loop. @defaultValue 200 */
+  maxIterations: count(DEFAULTS.maxIterations),
+  /** Wall-clock limit of one run. @defaultValue 7 200 000 */
+  timeoutMs: count(DEFAULTS.timeoutMs),
+  /** @defaultValue 6 */
+  maxSubtasks: count(DEFAULTS.maxSubtasks),
+  /** Attempts per subtask, the first included. @defaultValue 3 */
+  subtaskAttempts: count(DEFAULTS.subtaskAttempts),
+  /** Repairs after failed verifications. @defaultValue 3 */
+  repairAttempts: count(DEFAULTS.repairAttempts, 0),
+  /** Iterations of one repair loop. @defaultValue 50 */
+  repairIterations: count(DEFAULTS.repairIterations),
+  /** Default per-call timeout of a tool. @defaultValue 120 000 */
+  toolTimeoutMs: count(DEFAULTS.toolTimeoutMs),
+});
+
+const roleNames = ['plan', 'execute', 'synthesize', 'verify', 'repair', 'summarize', 'vision'] as const;
+
+/** The option schema of `createHarness`. */
+export const HarnessOptionsSchema = z.strictObject({
+  backend,
+  tools: z.union([z.array(tool), z.instanceof(ToolRegistry)]).default([]),
+  /** A directory (created when missing) or a Workspace; a fresh temp directory per run when omitted. */
+  workspace: z.union([z.string().min(1), workspace]).optional(),
+  /** @defaultValue true */
+  decomposition: z.boolean().default(true),
+  /** @defaultValue true */
+  verification: z.boolean().default(true),
+  limits: LimitsSchema.prefault({}),
+  memory: z.custom<MemoryManagerOptions>((v) => typeof v === 'object' && v !== null, 'must be an object').optional(),
+  roles: z.partialRecord(z.enum(roleNames), backend).default({}),
+  components: z
+    .strictObject({
+      planner: z.custom<PlannerLike>(hasMethod('plan'), 'must have plan(input)').optional(),
+      executor: z.custom<ExecutorLike>(hasMethod('run'), 'must have run(input)').optional(),
+      synthesizer: z.custom<SynthesizerLike>(hasMethod('synthesize'), 'must have synthesize(input)').optional(),
+      verifier: z.custom<VerifierLike>(hasMethod('verify'), 'must have verify(input)').optional(),
+      repairer: z.custom<RepairerLike>(hasMethod('repair'), 'must have repair(input)').optional(),
+      memory: z
+        .custom<ExecutionMemory>(hasMethod('fitRequest'), 'must implement ExecutionMemory')
+        .optional(),
+    })
+    .prefault({}),
+  prompts: z
+    .strictObject({
+      plan: z.string().min(1).optional(),
+      execute: z.string().min(1).optional(),
+      synthesize: z.string().min(1).optional(),
+      verify: z.string().min(1).optional(),
+      repair: z.string().min(1).optional(),
+    })
+    .prefault({}),
+  now: z.custom<() => number>(isFn, 'must be a function returning milliseconds').optional(),
+  generateId: z.custom<() => string>(isFn, 'must be a function returning a string').optional(),
+});
+
+/** What users pass to `createHarness`. */
+export type HarnessOptions = z.input<typeof HarnessOptionsSchema>;
+/** The options after defaults. @internal */
+export type ResolvedHarnessOptions = z.output<typeof HarnessOptionsSchema>;
+/** A role that can have its own backend through `roles`. */
+export type RoleName = (typeof roleNames)[number];
+
+/** Validates `createHarness` options; a bad one throws `invalid-options` naming it and what is allowed. @internal */
+export function parseHarnessOptions(options: HarnessOptions): ResolvedHarnessOptions {
+  const parsed = HarnessOptionsSchema.safeParse(options);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => {
+    const where = issue.path.length ? issue.path.map(String).join('.') : '(options)';
+    return `"${where}": ${issue.message}`;
+  });
+  throw new HarnessError(
+    'invalid-options',
+    `Invalid createHarness option ${problems.join('; ')}. Limits are integers ≥ 1 (repairAttempts ≥ 0); see docs/pipeline.md.`,
+  );
+}
+

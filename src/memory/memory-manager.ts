@@ -1,0 +1,344 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { LlmBackend, Message, ToolSpec } from '../backend/types.js';
+import { DEFAULTS } from '../defaults.js';
+import { ContextOverflowError, toHarnessError } from '../errors.js';
+import type { ToolInvocation } from '../tools/types.js';
+import { ageObservations } from './aging.js';
+import { emergencyPrune, planCompression } from './fit.js';
+import { parseMemoryOptions, type MemoryManagerOptions, type ResolvedMemoryOptions } from './options.js';
+import { historySummaryPrompt, pageSummaryPrompt, renderTranscript, SUMMARY_HEADER } from './summary-prompt.js';
+import { TokenCounter } from './token-counter.js';
+import { gptTokenizer } from './tokenizer.js';
+import { headTail, searchSnippets } from './truncate.js';
+import type { ExecutionMemory, MemoryScope, PendingRequest } from './types.js';
+
+/** Where full tool outputs are saved, relative to the workspace root. */
+export const OUTPUTS_DIR = '.harness/outputs';
+/** Share of the summariser's window its input may fill; the rest is prompt and answer. */
+const SUMMARIZER_INPUT_SHARE = 0.5;
+/** Each message of a compressed history is cut to this before the summariser sees it. */
+const TRANSCRIPT_MESSAGE_CHARS = 4_000;
+/** A file read always shows at least this much, even when the scope's parser budget is used up. */
+const MIN_FILE_PREVIEW_CHARS = 1_000;
+/** After an overflow error from the backend, prune to this share of the window. */
+const OVERFLOW_TARGET = 0.8;
+
+type Strategy = 'snippets' | 'summary' | 'preview' | 'head-tail';
+interface Bounded {
+  text: string;
+  strategy: Strategy;
+  /** Tokens of `text`, when already counted. */
+  tokens?: number;
+}
+
+function windowOf(backend: LlmBackend): number {
+  const window = backend.contextWindow;
+  return Number.isFinite(window) && window > 0 ? window : DEFAULTS.contextWindow;
+}
+
+function safeName(text: string): string {
+  return text.replace(/[^\w.-]/g, '_');
+}
+
+/**
+ * The shipped {@link ExecutionMemory}: bounds every tool observation (saving the full output in the
+ * workspace), and before every model call compresses earlier rounds into a model-written summary
+ * above `compressAt` × window and prunes deterministically above `emergencyAt` × window, so no request
+ * leaves over `emergencyAt` × window. Token counts are cached per message.
+ *
+ * @example
+ * ```ts
+ * const memory = new MemoryManager({ compressAt: 0.85, observationAging: { keepRecentRounds: 3 } });
+ * const executor = new Executor({ backend, tools, memory, emit });
+ * ```
+ */
+export class MemoryManager implements ExecutionMemory {
+  /** The options after defaults. */
+  readonly options: ResolvedMemoryOptions;
+  private readonly counter: TokenCounter;
+  // Saved full outputs by run, scope and call: aging digests point at them.
+  private readonly saved = new Map<string, string>();
+  // File-preview tokens spent per run and scope (the shared parser budget).
+  private readonly fileTokens = new Map<string, number>();
+  // Output directories already created, so a step does not pay for mkdir.
+  private readonly directories = new Set<string>();
+
+  constructor(options: MemoryManagerOptions = {}) {
+    this.options = parseMemoryOptions(options);
+    this.counter = new TokenCounter(options.tokenizer ?? gptTokenizer(this.options.encoding), this.options.calibration);
+  }
+
+  /** The request's size in tokens: messages, tool specs and per-message overhead (cached per message). */
+  countRequest(messages: readonly Message[], tools: readonly ToolSpec[]): number {
+    return this.counter.request(messages, tools);
+  }
+
+  /** Tokens of a text by this manager's tokenizer and calibration. */
+  countText(text: string): number {
+    return this.counter.text(text);
+  }
+
+  /**
+   * Bounds a tool result by its observation kind; a cut output is saved under `.harness/outputs/` and named.
+   * The `memory-truncate` event's `tokensBefore` is extrapolated from the bounded text's tokens per
+   * character: tokenizing every raw output in full would cost more than the rest of the step.
+   */
+  async boundObservation(invocation: ToolInvocation, scope: MemoryScope): Promise<string> {
+    const { text } = invocation;
+    const o = this.options;
+    const path = `${OUTPUTS_DIR}/${safeName(scope.scope)}-${safeName(invocation.callId)}.txt`;
+    const note = `full output saved to ${path}; read_file it for the rest`;
+    let bounded: Bounded | undefined;
+    switch (invocation.observation) {
+      case 'search':
+        if (text.length > o.toolMessageChars) {
+          bounded = { text: searchSnippets(text, o.toolMessageChars, note), strategy: 'snippets' };
+        }
+        break;
+      case 'visit':
+        if (text.length > o.visitSummaryThresholdChars) bounded = await this.boundVisit(text, scope, note);
+        break;
+      case 'file':
+        bounded = this.boundFile(text, scope, note);
+        break;
+      default:
+        if (text.length > o.toolMessageChars) {
+          bounded = { text: headTail(text, o.toolMessageChars, note), strategy: 'head-tail' };
+        }
+    }
+    if (!bounded) {
+      if (o.observationAging !== false && text.length > 0) await this.save(invocation, scope, path);
+      return text;
+    }
+    // The write runs on the thread pool while this thread counts tokens.
+    const writing = this.save(invocation, scope, path);
+    let tokensAfter = bounded.tokens ?? this.counter.text(bounded.text);
+    const savedTo = await writing;
+    let observation = bounded.text;
+    if (savedTo === undefined) {
+      observation = observation.split(note).join('the full output could not be saved');
+      tokensAfter = this.counter.text(observation);
+    }
+    scope.emit({
+      type: 'memory-truncate',
+      runId: scope.runId,
+      purpose: scope.purpose,
+      scope: scope.scope,
+      toolName: invocation.toolName,
+      callId: invocation.callId,
+      strategy: bounded.strategy,
+      tokensBefore: Math.max(tokensAfter, Math.round((tokensAfter * text.length) / Math.max(1, observation.length))),
+      tokensAfter,
+      savedTo,
+    });
+    return observation;
+  }
+
+  /**
+   * Returns the dialogue to send: unchanged when it fits under `compressAt` × window; else earlier rounds
+   * summarised; then, above `emergencyAt` × window or when summarising failed, pruned deterministically.
+   * Throws `ContextOverflowError` when the protected prefix and the last round alone exceed the limit.
+   */
+  async fitRequest(request: PendingRequest, scope: MemoryScope): Promise<Message[]> {
+    const o = this.options;
+    const window = windowOf(scope.backend);
+    const compressLimit = Math.floor(o.compressAt * window);
+    const limit = Math.floor(o.emergencyAt * window);
+    let messages = request.messages;
+    if (o.observationAging !== false) {
+      messages = ageObservations(messages, request.protectedCount, o.observationAging.keepRecentRounds, (id) =>
+        this.saved.get(this.key(scope, id)),
+      );
+    }
+    let tokens = this.counter.request(messages, request.tools);
+    if (tokens <= compressLimit) return messages;
+
+    let reason: 'emergency-threshold' | 'summary-failed' = 'emergency-threshold';
+    const plan = planCompression(messages, request.protectedCount, o.keepRecentRounds);
+    if (plan.older.length > 0) {
+      const summary = await this.summarizeHistory(plan.older, scope);
+      if (summary === undefined) {
+        reason = 'summary-failed';
+      } else {
+        const compressed: Message[] = [
+          ...plan.prefix,
+          { role: 'user', content: `${SUMMARY_HEADER}\n${summary}` },
+          ...plan.recent,
+        ];
+        const after = this.counter.request(compressed, request.tools);
+        scope.emit({
+          type: 'memory-compress',
+          runId: scope.runId,
+          purpose: scope.purpose,
+          scope: scope.scope,
+          tokensBefore: tokens,
+          tokensAfter: after,
+          roundsSummarized: plan.roundsSummarized,
+        });
+        messages = compressed;
+        tokens = after;
+      }
+    }
+    if (tokens <= limit && reason !== 'summary-failed') return messages;
+    // Pruning down to the compression threshold (not just under the hard limit) spares the next steps
+    // a summariser call each; the hard limit is what must hold.
+    return this.prune(messages, request, scope, compressLimit, limit, reason);
+  }
+
+  /** Prunes to 0.8 × window (or `emergencyAt`, if lower) after the backend still answered "context length exceeded". */
+  pruneAfterOverflow(request: PendingRequest, scope: MemoryScope): Message[] {
+    const window = windowOf(scope.backend);
+    const target = Math.floor(Math.min(OVERFLOW_TARGET, this.options.emergencyAt) * window);
+    return this.prune(request.messages, request, scope, target, target, 'context-length-error');
+  }
+
+  private prune(
+    messages: Message[],
+    request: PendingRequest,
+    scope: MemoryScope,
+    target: number,
+    limit: number,
+    reason: 'emergency-threshold' | 'summary-failed' | 'context-length-error',
+  ): Message[] {
+    const fixed = this.counter.request([], request.tools);
+    const before = this.counter.request(messages, request.tools);
+    const result = emergencyPrune(messages, request.protectedCount, target - fixed, (m) => this.counter.message(m));
+    const after = result.tokens + fixed;
+    if (after > limit) {
+      const prefix = this.counter.request(messages.slice(0, request.protectedCount), []);
+      throw new ContextOverflowError(
+        `The request needs ${after} tokens after pruning every earlier round (protected prefix ${prefix} tokens, ` +
+          `tool specs ${fixed} tokens, the rest is the last round) but the limit is ${limit} tokens of a ` +
+          `${windowOf(scope.backend)}-token window. Shorten the request or objective, offer fewer tools, lower ` +
+          `memory.toolMessageChars, or use a backend with a larger context window.`,
+        { requestTokens: after, budgetTokens: limit },
+      );
+    }
+    scope.emit({
+      type: 'memory-prune',
+      runId: scope.runId,
+      purpose: scope.purpose,
+      scope: scope.scope,
+      tokensBefore: before,
+      tokensAfter: after,
+      messagesRemoved: result.messagesRemoved,
+      reason,
+    });
+    return result.messages;
+  }
+
+  private async summarizeHistory(older: Message[], scope: MemoryScope): Promise<string | undefined> {
+    const maxChars = this.options.maxSummaryChars;
+    const transcript = this.fitText(renderTranscript(older, TRANSCRIPT_MESSAGE_CHARS), scope.summarizer, 'middle of the history omitted');
+    const text = await this.summarize(scope, historySummaryPrompt(maxChars), transcript, maxChars);
+    return text === undefined ? undefined : headTail(text, maxChars);
+  }
+
+  private async boundVisit(text: string, scope: MemoryScope, note: string): Promise<Bounded> {
+    const o = this.options;
+    const summaryChars = Math.floor(o.toolMessageChars / 2);
+    const page = this.fitText(text, scope.summarizer, 'middle of the page omitted');
+    const summary = await this.summarize(scope, pageSummaryPrompt(summaryChars), page, summaryChars);
+    if (summary === undefined) return { text: headTail(text, o.toolMessageChars, note), strategy: 'head-tail' };
+    const head = `Page summary (the page has ${text.length} characters; ${note}):\n${headTail(summary, summaryChars)}`;
+    const prefixChars = Math.max(0, o.toolMessageChars - head.length - 60);
+    const observation = `${head}\n\n[First ${Math.min(prefixChars, text.length)} characters of the page:]\n${text.slice(0, prefixChars)}`;
+    return { text: observation, strategy: 'summary' };
+  }
+
+  private boundFile(text: string, scope: MemoryScope, note: string): Bounded | undefined {
+    const o = this.options;
+    const key = `${scope.runId}\u0000${scope.scope}`;
+    const used = this.fileTokens.get(key) ?? 0;
+    const remaining = Math.max(0, o.fileParserTokens - used);
+    // Only a text that could fit is counted in full; anything longer is cut first.
+    const tokens = text.length <= o.filePreviewChars ? this.counter.text(text) : Number.POSITIVE_INFINITY;
+    if (tokens <= remaining) {
+      this.fileTokens.set(key, used + tokens);
+      return undefined;
+    }
+    const sample = text.slice(0, Math.min(text.length, o.filePreviewChars));
+    const charsPerToken = sample.length / Math.max(1, Number.isFinite(tokens) ? tokens : this.counter.text(sample));
+    const allowed = Math.max(MIN_FILE_PREVIEW_CHARS, Math.min(o.filePreviewChars, Math.floor(remaining * charsPerToken)));
+    const budgetNote = allowed < o.filePreviewChars ? '; this scope has nearly used its file-preview budget' : '';
+    const preview = headTail(text, allowed, `${note}${budgetNote}`);
+    const previewTokens = this.counter.text(preview);
+    this.fileTokens.set(key, used + previewTokens);
+    return { text: preview, strategy: 'preview', tokens: previewTokens };
+  }
+
+  /** Calls the summariser (purpose `summarize`); undefined when it fails or answers nothing. An abort propagates. */
+  private async summarize(scope: MemoryScope, system: string, input: string, maxChars: number): Promise<string | undefined> {
+    const backend = scope.summarizer;
+    const messages: Message[] = [
+      { role: 'system', content: system },
+      { role: 'user', content: input },
+    ];
+    const common = { runId: scope.runId, purpose: 'summarize' as const, scope: scope.scope };
+    scope.emit({
+      type: 'llm-request',
+      ...common,
+      provider: backend.provider,
+      modelId: backend.modelId,
+      messages: messages.length,
+      requestTokens: this.counter.request(messages, []),
+    });
+    const started = performance.now();
+    try {
+      const result = await backend.generate({
+        messages,
+        purpose: 'summarize',
+        signal: scope.signal,
+        maxOutputTokens: Math.ceil(maxChars / 2),
+      });
+      scope.emit({
+        type: 'llm-response',
+        ...common,
+        finishReason: result.finishReason,
+        usage: result.usage,
+        toolCalls: result.message.toolCalls.length,
+        durationMs: performance.now() - started,
+      });
+      const text = result.message.content.trim();
+      return text.length > 0 ? text : undefined;
+    } catch (error) {
+      if (scope.signal.aborted) throw toHarnessError(error, 'aborted');
+      return undefined;
+    }
+  }
+
+  /** Cuts a summariser input so it fills at most half of the summariser's window. */
+  private fitText(text: string, backend: LlmBackend, note: string): string {
+    const budget = Math.floor(windowOf(backend) * SUMMARIZER_INPUT_SHARE);
+    let fitted = text;
+    let tokens = this.counter.text(fitted);
+    for (let i = 0; i < 4 && tokens > budget; i++) {
+      fitted = headTail(fitted, Math.floor((fitted.length * budget * 0.9) / tokens), note);
+      tokens = this.counter.text(fitted);
+    }
+    return fitted;
+  }
+
+  private key(scope: MemoryScope, callId: string): string {
+    return `${scope.runId}\u0000${scope.scope}\u0000${callId}`;
+  }
+
+  private async save(invocation: ToolInvocation, scope: MemoryScope, path: string): Promise<string | undefined> {
+    const absolute = join(scope.workspace.root, path);
+    const directory = dirname(absolute);
+    try {
+      if (!this.directories.has(directory)) {
+        await mkdir(directory, { recursive: true });
+        this.directories.add(directory);
+      }
+      await writeFile(absolute, invocation.text, 'utf8');
+      this.saved.set(this.key(scope, invocation.callId), path);
+      return path;
+    } catch {
+      // The directory may have been removed since; the observation then says the output was not saved.
+      this.directories.delete(directory);
+      return undefined;
+    }
+  }
+}

@@ -1,0 +1,87 @@
+import type { Message, ToolSpec } from '../backend/types.js';
+import type { Tokenizer } from './tokenizer.js';
+
+/** Tokens every message costs beyond its content (role and separators, as chat formats add them). */
+export const MESSAGE_OVERHEAD_TOKENS = 4;
+/** Tokens every tool call costs beyond its name and arguments. */
+export const TOOL_CALL_OVERHEAD_TOKENS = 4;
+/** Tokens every tool spec costs beyond its JSON text. */
+export const TOOL_SPEC_OVERHEAD_TOKENS = 8;
+/** Tokens one request costs beyond its messages (reply priming). */
+export const REQUEST_OVERHEAD_TOKENS = 3;
+/** Estimate for one image part; providers bill images by size, which the text tokenizer cannot see. */
+export const IMAGE_TOKENS = 1_000;
+
+/**
+ * Counts request tokens with a per-object cache: a message (or a tool-spec array) is tokenized once,
+ * so the cost of counting a step is proportional to what the step added. Messages must not be
+ * mutated after they were counted; the harness replaces messages instead of editing them.
+ */
+export class TokenCounter {
+  private readonly messages = new WeakMap<Message, number>();
+  private readonly specs = new WeakMap<readonly ToolSpec[], number>();
+
+  constructor(
+    private readonly tokenizer: Tokenizer,
+    /** Multiplies every count, to correct for a model whose tokenizer differs from the one used. */
+    private readonly calibration = 1,
+  ) {}
+
+  /** Tokens of a text, calibrated. */
+  text(text: string): number {
+    return this.calibrate(this.tokenizer.count(text));
+  }
+
+  /** Tokens of one message including its overhead, calibrated; cached per message object. */
+  message(message: Message): number {
+    let tokens = this.messages.get(message);
+    if (tokens === undefined) {
+      tokens = this.calibrate(MESSAGE_OVERHEAD_TOKENS + this.rawContent(message));
+      this.messages.set(message, tokens);
+    }
+    return tokens;
+  }
+
+  /** Tokens of the tool specs offered with a request, calibrated; cached per array. */
+  tools(tools: readonly ToolSpec[]): number {
+    let tokens = this.specs.get(tools);
+    if (tokens === undefined) {
+      let raw = 0;
+      for (const spec of tools) {
+        raw += TOOL_SPEC_OVERHEAD_TOKENS + this.tokenizer.count(JSON.stringify(spec));
+      }
+      tokens = this.calibrate(raw);
+      this.specs.set(tools, tokens);
+    }
+    return tokens;
+  }
+
+  /** Tokens of a whole request: overhead, tool specs and every message. */
+  request(messages: readonly Message[], tools: readonly ToolSpec[]): number {
+    let total = REQUEST_OVERHEAD_TOKENS + this.tools(tools);
+    for (const message of messages) total += this.message(message);
+    return total;
+  }
+
+  private rawContent(message: Message): number {
+    let raw = 0;
+    if (typeof message.content === 'string') {
+      raw += this.tokenizer.count(message.content);
+    } else {
+      for (const part of message.content) {
+        raw += part.type === 'text' ? this.tokenizer.count(part.text) : IMAGE_TOKENS;
+      }
+    }
+    if (message.role === 'assistant' && message.toolCalls) {
+      for (const call of message.toolCalls) {
+        raw += TOOL_CALL_OVERHEAD_TOKENS + this.tokenizer.count(call.name) + this.tokenizer.count(call.arguments);
+      }
+    }
+    if (message.role === 'tool') raw += this.tokenizer.count(message.toolName);
+    return raw;
+  }
+
+  private calibrate(raw: number): number {
+    return this.calibration === 1 ? raw : Math.ceil(raw * this.calibration);
+  }
+}

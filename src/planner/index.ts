@@ -1,0 +1,2 @@
+/** The planner role. @module */
+export { Planner, singleSubtask, type PlanInput, type PlanOutcome, type PlannerLike, type PlannerOptions } from './planner.js';

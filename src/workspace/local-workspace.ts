@@ -1,0 +1,244 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { chmod, lstat, mkdir, mkdtemp, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { DEFAULTS } from '../defaults.js';
+import { HarnessError } from '../errors.js';
+import { ArtifactRegistry } from './artifact-registry.js';
+import { previewFile } from './preview/preview-file.js';
+import { resolveInside } from './resolve-inside.js';
+import type { ArtifactRecord, Workspace, WriteOrigin } from './types.js';
+
+/** Options of {@link LocalWorkspace.create}. */
+export const LocalWorkspaceOptionsSchema = z.object({
+  /** The workspace directory; created when missing. A fresh temporary directory when absent. */
+  dir: z.string().min(1).optional(),
+  /**
+   * Default size bound of {@link LocalWorkspace.preview}.
+   * @defaultValue `DEFAULTS.filePreviewChars` (10 000)
+   */
+  previewChars: z.number().int().min(200).max(1_000_000).default(DEFAULTS.filePreviewChars),
+});
+
+/** What callers pass to {@link LocalWorkspace.create}. */
+export type LocalWorkspaceOptions = z.input<typeof LocalWorkspaceOptionsSchema> & {
+  /** Clock for `updatedAt` of artifact records; `Date.now` when absent. */
+  now?: () => number;
+};
+
+function errnoCode(error: unknown): string | undefined {
+  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+}
+
+/** Turns a file-system failure on a workspace path into a HarnessError that says what to do. */
+function fileError(error: unknown, requested: string): HarnessError {
+  if (HarnessError.isInstance(error)) return error;
+  const messages: Record<string, string> = {
+    ENOENT: `"${requested}" does not exist in the workspace. Check the path (list files with a shell or Python tool).`,
+    EISDIR: `"${requested}" is a directory, not a file. Give the path of a file inside it.`,
+    ENOTDIR: `A parent of "${requested}" is a file, not a directory. Choose another path.`,
+    EEXIST: `A parent of "${requested}" is a file, not a directory. Choose another path.`,
+    EACCES: `Permission denied for "${requested}".`,
+    EPERM: `Permission denied for "${requested}".`,
+    ENAMETOOLONG: `The path "${requested}" is too long. Use a shorter name.`,
+  };
+  const message = messages[errnoCode(error) ?? ''];
+  return message
+    ? new HarnessError('invalid-input', message, { cause: error })
+    : new HarnessError('internal', `File operation on "${requested}" failed: ${String(error)}`, { cause: error });
+}
+
+async function sha256OfFile(absPath: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(absPath)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/**
+ * A workspace in a local directory: every path is resolved inside it (no `..`, no absolute paths, no symbolic
+ * links leading out), writes are atomic, and every file a tool writes is recorded as an artifact.
+ *
+ * @example
+ * ```ts
+ * const workspace = await LocalWorkspace.create({ dir: './run-1' });
+ * await workspace.writeFile('notes/plan.md', '# Plan', { tool: 'me' });
+ * console.log(await workspace.preview('notes/plan.md'));
+ * ```
+ */
+export class LocalWorkspace implements Workspace {
+  /** Absolute, real path of the directory. */
+  readonly root: string;
+  /** True when the directory was created by {@link LocalWorkspace.create} as a temporary directory. */
+  readonly temporary: boolean;
+  readonly #previewChars: number;
+  readonly #now: () => number;
+  readonly #registry = new ArtifactRegistry();
+
+  private constructor(root: string, temporary: boolean, previewChars: number, now: () => number) {
+    this.root = root;
+    this.temporary = temporary;
+    this.#previewChars = previewChars;
+    this.#now = now;
+  }
+
+  /** Opens (and creates when missing) a workspace directory, or a fresh temporary one when `dir` is absent. */
+  static async create(options: LocalWorkspaceOptions = {}): Promise<LocalWorkspace> {
+    const parsed = LocalWorkspaceOptionsSchema.safeParse(options);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const option = issue?.path.join('.') || 'options';
+      throw new HarnessError(
+        'invalid-options',
+        `Invalid LocalWorkspace option "${option}": ${issue?.message ?? 'invalid value'}. ` +
+          'dir must be a non-empty path; previewChars an integer from 200 to 1000000.',
+      );
+    }
+    const { dir, previewChars } = parsed.data;
+    let directory: string;
+    if (dir === undefined) {
+      directory = await mkdtemp(path.join(os.tmpdir(), 'horizon-workspace-'));
+    } else {
+      directory = path.resolve(dir);
+      try {
+        await mkdir(directory, { recursive: true });
+      } catch (error) {
+        throw new HarnessError('invalid-options', `Cannot create the workspace directory "${directory}": ${String(error)}`, {
+          cause: error,
+        });
+      }
+      if (!(await stat(directory)).isDirectory()) {
+        throw new HarnessError('invalid-options', `The workspace path "${directory}" exists and is not a directory.`);
+      }
+    }
+    return new LocalWorkspace(await realpath(directory), dir === undefined, previewChars, options.now ?? Date.now);
+  }
+
+  /** Resolves a workspace-relative path inside the workspace; refuses escapes with `path-outside-workspace`. */
+  resolve(requested: string, intent: 'read' | 'write'): Promise<string> {
+    return resolveInside(this.root, requested, intent);
+  }
+
+  /** The workspace-relative, forward-slash form of an absolute path inside the workspace. */
+  relative(absPath: string): string {
+    return path.relative(this.root, absPath).split(path.sep).join('/');
+  }
+
+  /** Reads a file inside the workspace. */
+  async readFile(requested: string): Promise<Buffer> {
+    const absPath = await this.resolve(requested, 'read');
+    try {
+      return await readFile(absPath);
+    } catch (error) {
+      throw fileError(error, requested);
+    }
+  }
+
+  /** Writes a file atomically (temp file in the same directory, then rename), creating directories, and records it. */
+  async writeFile(requested: string, data: string | Uint8Array, origin: WriteOrigin): Promise<ArtifactRecord> {
+    const absPath = await this.resolve(requested, 'write');
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+    await this.#atomicWrite(absPath, bytes, requested);
+    return this.#registry.record({
+      path: this.relative(absPath),
+      size: bytes.byteLength,
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+      tool: origin.tool,
+      ...(origin.scope === undefined ? {} : { scope: origin.scope }),
+      updatedAt: this.#now(),
+    });
+  }
+
+  /**
+   * Copies a file from outside (an attachment) into the workspace, atomically, without recording it as an artifact.
+   * @returns the workspace-relative path of the copy
+   */
+  async copyIn(sourceAbsPath: string, destination: string): Promise<string> {
+    const absPath = await this.resolve(destination, 'write');
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(sourceAbsPath);
+    } catch (error) {
+      throw new HarnessError(
+        'invalid-input',
+        `Cannot read the file to copy into the workspace, "${sourceAbsPath}": ${String(error)}`,
+        { cause: error },
+      );
+    }
+    await this.#atomicWrite(absPath, bytes, destination);
+    return this.relative(absPath);
+  }
+
+  /** Records a file that something else (a process) created or changed; undefined when it is not a file. */
+  async recordArtifact(requested: string, origin: WriteOrigin): Promise<ArtifactRecord | undefined> {
+    const absPath = await this.resolve(requested, 'read');
+    try {
+      const stats = await stat(absPath);
+      if (!stats.isFile()) return undefined;
+      return this.#registry.record({
+        path: this.relative(absPath),
+        size: stats.size,
+        sha256: await sha256OfFile(absPath),
+        tool: origin.tool,
+        ...(origin.scope === undefined ? {} : { scope: origin.scope }),
+        updatedAt: this.#now(),
+      });
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ENOTDIR') return undefined;
+      throw fileError(error, requested);
+    }
+  }
+
+  /** Every recorded artifact, most recent last. */
+  artifacts(): ArtifactRecord[] {
+    return this.#registry.list();
+  }
+
+  /** True when the path exists inside the workspace (false for escapes). */
+  async exists(requested: string): Promise<boolean> {
+    try {
+      await stat(await this.resolve(requested, 'read'));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** A bounded, modality-aware preview of a file; see {@link previewFile}. */
+  async preview(requested: string, options: { maxChars?: number } = {}): Promise<string> {
+    const absPath = await this.resolve(requested, 'read');
+    return previewFile(absPath, {
+      maxChars: options.maxChars ?? this.#previewChars,
+      displayName: this.relative(absPath) || '.',
+    });
+  }
+
+  /** Deletes the directory if {@link LocalWorkspace.create} made it as a temporary one; a directory you named is kept. */
+  async dispose(): Promise<void> {
+    if (this.temporary) await rm(this.root, { recursive: true, force: true });
+  }
+
+  async #atomicWrite(absPath: string, bytes: Uint8Array, requested: string): Promise<void> {
+    const directory = path.dirname(absPath);
+    const temporary = path.join(directory, `.${path.basename(absPath)}.${randomUUID().slice(0, 8)}.tmp`);
+    try {
+      const existing = await lstat(absPath).catch((error: unknown) => {
+        if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ENOTDIR') return undefined;
+        throw error;
+      });
+      if (existing?.isDirectory()) {
+        throw new HarnessError('invalid-input', `"${requested}" is a directory; choose a file name inside it.`);
+      }
+      await mkdir(directory, { recursive: true });
+      await writeFile(temporary, bytes, { flag: 'wx' });
+      // Overwriting keeps the file's permissions (an executable script stays executable).
+      if (existing) await chmod(temporary, existing.mode & 0o7777);
+      await rename(temporary, absPath);
+    } catch (error) {
+      // The temp file may never have existed (e.g. the parent is a file); the original error is what matters.
+      await rm(temporary, { force: true }).catch(() => undefined);
+      throw fileError(error, requested);
+    }
+  }
+}

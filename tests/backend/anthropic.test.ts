@@ -1,0 +1,253 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { anthropic, type AnthropicOptions } from '../../src/backend/anthropic.js';
+import type { GenerateRequest, StreamPart } from '../../src/backend/types.js';
+import { HarnessError, ProviderHttpError } from '../../src/errors.js';
+import { readFixture } from '../support/fixtures.js';
+import { runBackendConformance } from './conformance.js';
+import { readChunkObjects, readChunks, readLocalFixture } from './support/fixture-formats.js';
+import { SSE_HEADERS, sseBody, startLoopbackServer, type LoopbackServer } from './support/loopback-server.js';
+import { anthropicWire } from './support/wire-formats.js';
+
+const FAST = { minTimeoutMs: 1, maxTimeoutMs: 5 };
+
+function backend(baseURL: string, extra: Partial<AnthropicOptions> = {}) {
+  return anthropic({ baseURL, apiKey: 'sk-ant-test', model: 'claude-test', retry: FAST, ...extra });
+}
+
+runBackendConformance(
+  'anthropic',
+  ({ baseURL, stream, maxRetries, timeoutMs, maxRetryAfterMs }) =>
+    backend(baseURL, { stream, ...(maxRetries !== undefined ? { maxRetries } : {}), ...(timeoutMs ? { timeoutMs } : {}), retry: { ...FAST, ...(maxRetryAfterMs !== undefined ? { maxRetryAfterMs } : {}) } }),
+  anthropicWire,
+);
+
+const ASK: GenerateRequest = { messages: [{ role: 'user', content: 'Hi' }] };
+
+async function rejection(promise: Promise<unknown>): Promise<HarnessError> {
+  const error: unknown = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(HarnessError.isInstance(error)).toBe(true);
+  return error as HarnessError;
+}
+
+function textOf(events: Array<Record<string, unknown>>, deltaType: string, field: string): string {
+  return events
+    .filter((e) => e.type === 'content_block_delta' && (e.delta as Record<string, unknown>).type === deltaType)
+    .map((e) => String((e.delta as Record<string, unknown>)[field]))
+    .join('');
+}
+
+describe('anthropic', () => {
+  let server: LoopbackServer;
+  beforeEach(async () => {
+    server = await startLoopbackServer();
+  });
+  afterEach(async () => {
+    await server.close();
+  });
+
+  describe('recorded fixtures', () => {
+    it('anthropic/basic_response.txt: raw SSE with event lines and a ping', async () => {
+      server.reply({ headers: SSE_HEADERS, body: readFixture('providers/anthropic/basic_response.txt') });
+      const result = await backend(server.baseURL, { stream: true }).generate(ASK);
+      expect(result).toEqual({
+        message: { role: 'assistant', content: 'Hello there!', toolCalls: [] },
+        finishReason: 'stop',
+        usage: { inputTokens: 11, outputTokens: 6 },
+      });
+    });
+
+    it('anthropic/tool_use_response.txt: text then tool_use from 5 input_json_delta pieces', async () => {
+      server.reply({ headers: SSE_HEADERS, body: readFixture('providers/anthropic/tool_use_response.txt') });
+      const parts: StreamPart[] = [];
+      for await (const part of backend(server.baseURL).stream(ASK)) parts.push(part);
+      const finish = parts.at(-1);
+      if (finish?.type !== 'finish') throw new Error('stream must end with finish');
+      expect(finish.result.message.content).toBe("I'll check the current weather in Paris for you.");
+      expect(finish.result.message.toolCalls).toEqual([{ id: 'toolu_01NRLabsLyVHZPKxbKvkfSMn', name: 'get_weather', arguments: '{"location": "Paris"}' }]);
+      expect(finish.result.finishReason).toBe('tool-calls');
+      expect(finish.result.usage).toEqual({ inputTokens: 377, outputTokens: 65, cachedInputTokens: 0 });
+      expect(parts.filter((p) => p.type === 'tool-call-delta').map((p) => (p.type === 'tool-call-delta' ? p.argumentsDelta : '')).join('')).toBe('{"location": "Paris"}');
+    });
+
+    for (const eventLines of [false, true]) {
+      it(`anthropic/anthropic-clear-thinking.1.chunks.txt: thinking_delta becomes reasoning (${eventLines ? 'with' : 'without'} event: lines)`, async () => {
+        const events = readChunkObjects('providers/anthropic/anthropic-clear-thinking.1.chunks.txt');
+        server.reply({ headers: SSE_HEADERS, body: sseBody(readChunks('providers/anthropic/anthropic-clear-thinking.1.chunks.txt'), { eventLines }) });
+        const result = await backend(server.baseURL, { stream: true }).generate(ASK);
+        expect(result.message.reasoning).toBe(textOf(events, 'thinking_delta', 'thinking'));
+        expect(result.message.content).toBe(textOf(events, 'text_delta', 'text'));
+        expect(result.message.content).toBe('925 ÷ 5 = 185');
+        expect(result.finishReason).toBe('stop');
+        expect(result.usage).toEqual({ inputTokens: 69, outputTokens: 53, cachedInputTokens: 0 });
+      });
+    }
+
+    it('anthropic/anthropic-tool-no-args.chunks.txt: tool_use without arguments, pings between blocks', async () => {
+      server.reply({ headers: SSE_HEADERS, body: sseBody(readChunks('providers/anthropic/anthropic-tool-no-args.chunks.txt')) });
+      const result = await backend(server.baseURL, { stream: true }).generate(ASK);
+      expect(result.message.content).toBe("I'll update the issue list for you.");
+      expect(result.message.toolCalls).toEqual([{ id: 'toolu_01QE1WLsSVp5hy5Q3GmGTmjP', name: 'updateIssueList', arguments: '{}' }]);
+      expect(result).toMatchObject({ finishReason: 'tool-calls', usage: { inputTokens: 565, outputTokens: 48 } });
+    });
+
+    it('anthropic/anthropic-issue-17366-error.json: a 400 invalid_request_error is a bad request, not retried', async () => {
+      server.reply({ status: 400, body: readFixture('providers/anthropic/anthropic-issue-17366-error.json') });
+      const error = await rejection(backend(server.baseURL, { maxRetries: 3 }).generate(ASK));
+      expect(error.code).toBe('bad-request');
+      expect(error.message).toMatch(/unexpected `tool_use_id` found in `tool_result` blocks/);
+      expect((error as ProviderHttpError).status).toBe(400);
+      expect(server.requests).toHaveLength(1);
+    });
+  });
+
+  describe('fixtures written here', () => {
+    it('\\r\\n line ends, padded blank lines, comments and data: without a space', async () => {
+      server.reply({ headers: SSE_HEADERS, body: readLocalFixture('anthropic-padded-crlf.txt') });
+      const result = await backend(server.baseURL, { stream: true }).generate(ASK);
+      expect(result).toEqual({
+        message: { role: 'assistant', content: 'Hi you', toolCalls: [] },
+        finishReason: 'stop',
+        usage: { inputTokens: 25, outputTokens: 4, cachedInputTokens: 5 },
+      });
+    });
+
+    it('the same bytes split at every awkward boundary still parse', async () => {
+      const body = readLocalFixture('anthropic-padded-crlf.txt');
+      const pieces: string[] = [];
+      for (let i = 0; i < body.length; i += 7) pieces.push(body.slice(i, i + 7));
+      server.reply({ headers: SSE_HEADERS, body: pieces });
+      const result = await backend(server.baseURL, { stream: true }).generate(ASK);
+      expect(result.message.content).toBe('Hi you');
+    });
+
+    it('event: error with overloaded_error inside a 200 stream is a retryable server error', async () => {
+      server.reply({ headers: SSE_HEADERS, body: readLocalFixture('anthropic-error-in-stream.txt') }, anthropicWire.reply({ text: ['recovered'], finish: 'stop', usage: { input: 1, output: 1 } }, true));
+      const result = await backend(server.baseURL, { stream: true, maxRetries: 1 }).generate(ASK);
+      expect(result.message.content).toBe('recovered');
+      expect(server.requests).toHaveLength(2);
+    });
+
+    it('max_tokens inside a tool_use JSON ends with finishReason length and raw partial arguments', async () => {
+      server.reply({ headers: SSE_HEADERS, body: readLocalFixture('anthropic-truncated-tool-json.txt') });
+      const result = await backend(server.baseURL, { stream: true }).generate(ASK);
+      expect(result.finishReason).toBe('length');
+      expect(result.message.content).toBe('Saving.');
+      expect(result.message.toolCalls).toEqual([{ id: 'toolu_t', name: 'write_file', arguments: '{"path": "a.md", "content": "# Ti' }]);
+    });
+  });
+
+  describe('request building', () => {
+    it('puts system text in `system`, merges consecutive tool results, maps images, tools and tool_choice', async () => {
+      server.reply(anthropicWire.reply({ text: ['ok'], finish: 'stop', usage: { input: 1, output: 1 } }, false));
+      await backend(server.baseURL).generate({
+        messages: [
+          { role: 'system', content: 'You are careful.' },
+          { role: 'user', content: [{ type: 'text', text: 'see' }, { type: 'image', data: 'AAAA', mediaType: 'image/png' }, { type: 'image', data: 'https://x.test/i.png', mediaType: 'image/png' }] },
+          { role: 'assistant', content: 'Two calls.', toolCalls: [{ id: 'toolu_1', name: 'read', arguments: '{"p":"a"}' }, { id: 'toolu_2', name: 'read', arguments: '{"p":"b"}' }] },
+          { role: 'tool', toolCallId: 'toolu_1', toolName: 'read', content: 'A' },
+          { role: 'tool', toolCallId: 'toolu_2', toolName: 'read', content: 'missing', isError: true },
+          { role: 'user', content: 'go on' },
+        ],
+        tools: [{ name: 'read', description: 'Read a file', inputSchema: { type: 'object', properties: { p: { type: 'string' } } } }],
+        toolChoice: 'required',
+        temperature: 0,
+        responseFormat: { type: 'json', schema: { type: 'object' } },
+      });
+      const request = server.requests[0]!;
+      expect(request.path).toBe('/v1/messages');
+      expect(request.headers['x-api-key']).toBe('sk-ant-test');
+      expect(request.headers['anthropic-version']).toBe('2023-06-01');
+      expect(request.body).toMatchObject({ model: 'claude-test', max_tokens: 8192, stream: false, temperature: 0, tool_choice: { type: 'any' } });
+      expect(request.body.system).toMatch(/^You are careful\.\n\nReply with one JSON object only/);
+      expect(request.body.tools).toEqual([{ name: 'read', description: 'Read a file', input_schema: { type: 'object', properties: { p: { type: 'string' } } } }]);
+      expect(request.body.messages).toEqual([
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'see' },
+            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } },
+            { type: 'image', source: { type: 'url', url: 'https://x.test/i.png' } },
+          ],
+        },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'Two calls.' },
+            { type: 'tool_use', id: 'toolu_1', name: 'read', input: { p: 'a' } },
+            { type: 'tool_use', id: 'toolu_2', name: 'read', input: { p: 'b' } },
+          ],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'A' }] },
+            { type: 'tool_result', tool_use_id: 'toolu_2', content: [{ type: 'text', text: 'missing' }], is_error: true },
+          ],
+        },
+        { role: 'user', content: [{ type: 'text', text: 'go on' }] },
+      ]);
+    });
+
+    it('maps the other tool_choice values and honours maxOutputTokens', async () => {
+      const ok = () => anthropicWire.reply({ text: ['ok'], finish: 'stop', usage: { input: 1, output: 1 } }, false);
+      server.reply(ok(), ok(), ok());
+      const llm = backend(`${server.baseURL}/v1`, { maxOutputTokens: 1024 });
+      await llm.generate({ ...ASK, toolChoice: { name: 'read' }, maxOutputTokens: 77 });
+      await llm.generate({ ...ASK, toolChoice: 'none' });
+      await llm.generate({ ...ASK, toolChoice: 'auto' });
+      expect(server.requests.map((r) => [r.path, r.body.tool_choice, r.body.max_tokens])).toEqual([
+        ['/v1/messages', { type: 'tool', name: 'read' }, 77],
+        ['/v1/messages', { type: 'none' }, 1024],
+        ['/v1/messages', { type: 'auto' }, 1024],
+      ]);
+    });
+
+    it('parses a non-streamed answer with thinking, text and parallel tool_use', async () => {
+      server.reply({
+        body: JSON.stringify({
+          type: 'message',
+          content: [
+            { type: 'thinking', thinking: 'hmm', signature: 's' },
+            { type: 'text', text: 'Both.' },
+            { type: 'tool_use', id: 'toolu_a', name: 'read', input: { p: 'a' } },
+            { type: 'tool_use', id: '', name: 'read', input: {} },
+          ],
+          stop_reason: 'tool_use',
+          usage: { input_tokens: 10, cache_read_input_tokens: 90, output_tokens: 7 },
+        }),
+      });
+      const result = await backend(server.baseURL).generate(ASK);
+      expect(result.message).toMatchObject({ content: 'Both.', reasoning: 'hmm' });
+      expect(result.message.toolCalls[0]).toEqual({ id: 'toolu_a', name: 'read', arguments: '{"p":"a"}' });
+      expect(result.message.toolCalls[1]).toMatchObject({ name: 'read', arguments: '{}' });
+      expect(result.message.toolCalls[1]?.id).toMatch(/^call_[0-9a-f]{32}$/);
+      expect(result.usage).toEqual({ inputTokens: 100, outputTokens: 7, cachedInputTokens: 90 });
+    });
+  });
+
+  describe('options', () => {
+    it('requires an API key from the option or ANTHROPIC_API_KEY', () => {
+      vi.stubEnv('ANTHROPIC_API_KEY', '');
+      expect(() => anthropic({ model: 'claude-test' })).toThrowError(/ANTHROPIC_API_KEY/);
+      vi.stubEnv('ANTHROPIC_API_KEY', 'from-env');
+      expect(anthropic({ model: 'claude-test' }).provider).toBe('anthropic');
+      vi.unstubAllEnvs();
+    });
+
+    it('names ANTHROPIC_API_KEY when the key is rejected', async () => {
+      server.reply(anthropicWire.authError());
+      const error = await rejection(backend(server.baseURL).generate(ASK));
+      expect(error.code).toBe('authentication');
+      expect(error.message).toMatch(/ANTHROPIC_API_KEY/);
+    });
+
+    it('rejects bad options naming them', () => {
+      expect(() => anthropic({ apiKey: 'k', model: 'm', maxOutputTokens: 0 })).toThrowError(/`maxOutputTokens`/);
+      expect(() => anthropic({ apiKey: 'k', model: 'm', baseURL: 'nope' })).toThrowError(/`baseURL`/);
+      expect(() => anthropic({ apiKey: 'k', model: 'm', timeoutMs: -5 })).toThrowError(/`timeoutMs`/);
+    });
+  });
+});

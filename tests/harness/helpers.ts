@@ -1,0 +1,41 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach } from 'vitest';
+import { z } from 'zod';
+import type { GenerateRequest, Message } from '../../src/backend/types.js';
+import { defineTool } from '../../src/tools/define-tool.js';
+
+const dirs: string[] = [];
+
+/** A fresh temp directory, removed after the test. */
+export async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'harness-test-'));
+  dirs.push(dir);
+  return dir;
+}
+
+afterEach(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+/** Writes a file into the run's workspace; its observation carries a marker that must never leak into later subtasks. */
+export const writeFile = defineTool({
+  name: 'write_file',
+  description: 'Writes a text file in the workspace.',
+  input: z.object({ path: z.string(), content: z.string() }),
+  execute: async ({ path: file, content }, ctx) => {
+    await ctx.workspace.writeFile(file, content, { tool: 'write_file', scope: ctx.scope });
+    return { text: `TOOL-TRACE: wrote ${content.length} characters to ${file}`, files: [file] };
+  },
+});
+
+/** All text of a request's messages. */
+export function textOf(request: GenerateRequest | undefined): string {
+  return (request?.messages ?? []).map(messageText).join('\n');
+}
+
+function messageText(message: Message): string {
+  const content = message.content;
+  return typeof content === 'string' ? content : content.map((p) => (p.type === 'text' ? p.text : '')).join('');
+}

@@ -1,0 +1,285 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Message, ToolSpec } from '../../src/backend/types.js';
+import { ContextOverflowError, HarnessError } from '../../src/errors.js';
+import { MemoryManager } from '../../src/memory/memory-manager.js';
+import { SUMMARY_HEADER } from '../../src/memory/summary-prompt.js';
+import { deterministicText, fakeBackend, invocation, quarterTokenizer, round, scopeFor, tempWorkspace } from './helpers.js';
+import { expectWellFormed } from './well-formed.js';
+
+const workspaces: Array<{ cleanup(): void }> = [];
+function workspace() {
+  const ws = tempWorkspace();
+  workspaces.push(ws);
+  return ws;
+}
+afterEach(() => {
+  for (const ws of workspaces.splice(0)) ws.cleanup();
+});
+
+const tools: ToolSpec[] = [{ name: 'probe', description: 'probe', inputSchema: { type: 'object' } }];
+const prefix: Message[] = [
+  { role: 'system', content: 'You are an agent.' },
+  { role: 'user', content: 'ORIGINAL REQUEST: compare three libraries' },
+];
+
+describe('MemoryManager options', () => {
+  it('uses the paper defaults', () => {
+    expect(new MemoryManager().options).toEqual({
+      compressAt: 0.9,
+      emergencyAt: 0.95,
+      keepRecentRounds: 3,
+      maxSummaryChars: 8000,
+      visitSummaryThresholdChars: 20000,
+      toolMessageChars: 8000,
+      filePreviewChars: 10000,
+      fileParserTokens: 20000,
+      encoding: 'o200k_base',
+      calibration: 1,
+      observationAging: false,
+    });
+    expect(new MemoryManager({ observationAging: {} }).options.observationAging).toEqual({ keepRecentRounds: 3 });
+  });
+
+  it.each([
+    [{ compressAt: 1.5 }, 'compressAt'],
+    [{ emergencyAt: 0 }, 'emergencyAt'],
+    [{ compressAt: 0.96, emergencyAt: 0.95 }, 'compressAt'],
+    [{ toolMessageChars: -1 }, 'toolMessageChars'],
+    [{ encoding: 'nope' }, 'encoding'],
+  ])('rejects %o naming the option', (options, name) => {
+    try {
+      new MemoryManager(options as never);
+      expect.unreachable();
+    } catch (error) {
+      expect(HarnessError.isInstance(error) && error.code).toBe('invalid-options');
+      expect((error as Error).message).toContain(`memory.${name}`);
+      expect((error as Error).message).toContain('allowed');
+    }
+  });
+});
+
+describe('boundObservation', () => {
+  it('leaves a short output alone and saves nothing', async () => {
+    const ws = workspace();
+    const scope = scopeFor(fakeBackend(32_000), ws);
+    const out = await new MemoryManager({ tokenizer: quarterTokenizer }).boundObservation(invocation('small'), scope);
+    expect(out).toBe('small');
+    expect(scope.events).toEqual([]);
+  });
+
+  it('cuts generic output head-and-tail, saves the full output and names its path', async () => {
+    const ws = workspace();
+    const scope = scopeFor(fakeBackend(32_000), ws);
+    const text = deterministicText(1, 20_000);
+    const out = await new MemoryManager().boundObservation(invocation(text, 'text', 'call/7'), scope);
+    expect(out.length).toBeLessThanOrEqual(8_002);
+    expect(out.startsWith(text.slice(0, 1000))).toBe(true);
+    expect(out.endsWith(text.slice(-1000))).toBe(true);
+    expect(out).toContain('.harness/outputs/subtask-1-call_7.txt');
+    expect(readFileSync(join(ws.root, '.harness/outputs/subtask-1-call_7.txt'), 'utf8')).toBe(text);
+    expect(scope.events).toEqual([
+      expect.objectContaining({
+        type: 'memory-truncate',
+        strategy: 'head-tail',
+        toolName: 'probe',
+        callId: 'call/7',
+        scope: 'subtask-1',
+        savedTo: '.harness/outputs/subtask-1-call_7.txt',
+      }),
+    ]);
+    const event = scope.events[0] as { tokensBefore: number; tokensAfter: number };
+    expect(event.tokensBefore).toBeGreaterThan(event.tokensAfter * 2);
+  });
+
+  it('keeps search results as whole snippets', async () => {
+    const ws = workspace();
+    const scope = scopeFor(fakeBackend(32_000), ws);
+    const results = Array.from({ length: 100 }, (_, i) => ({ title: `T${i}`, url: `https://x/${i}`, snippet: 's'.repeat(200) }));
+    const out = await new MemoryManager({ tokenizer: quarterTokenizer }).boundObservation(invocation(JSON.stringify(results), 'search'), scope);
+    expect(out.length).toBeLessThanOrEqual(8_000);
+    expect(out).toContain('results shown');
+    expect(out).toContain(JSON.stringify(results[0]));
+    expect(scope.events[0]).toMatchObject({ strategy: 'snippets' });
+  });
+
+  it('summarises a long page with the summarize purpose and keeps a raw prefix', async () => {
+    const ws = workspace();
+    const summarizer = fakeBackend(32_000, () => 'The page says X is 42.');
+    const scope = scopeFor(fakeBackend(32_000), ws, summarizer);
+    const page = deterministicText(2, 60_000);
+    const out = await new MemoryManager().boundObservation(invocation(page, 'visit'), scope);
+    expect(summarizer.calls).toHaveLength(1);
+    expect(summarizer.calls[0]!.purpose).toBe('summarize');
+    expect(out).toContain('The page says X is 42.');
+    expect(out).toContain(page.slice(0, 2000));
+    expect(out.length).toBeLessThanOrEqual(8_000);
+    expect(out).toContain('.harness/outputs/');
+    expect(scope.events.find((e) => e.type === 'memory-truncate')).toMatchObject({ strategy: 'summary' });
+  });
+
+  it('falls back to head-and-tail when the page summary fails', async () => {
+    const ws = workspace();
+    const summarizer = fakeBackend(32_000, () => {
+      throw new Error('summarizer down');
+    });
+    const scope = scopeFor(fakeBackend(32_000), ws, summarizer);
+    const out = await new MemoryManager().boundObservation(invocation(deterministicText(3, 30_000), 'visit'), scope);
+    expect(out).toContain('characters omitted');
+    expect(scope.events.find((e) => e.type === 'memory-truncate')).toMatchObject({ strategy: 'head-tail' });
+  });
+
+  it('keeps a page under the visit threshold whole', async () => {
+    const ws = workspace();
+    const summarizer = fakeBackend(32_000);
+    const text = deterministicText(4, 15_000);
+    const out = await new MemoryManager().boundObservation(invocation(text, 'visit'), scopeFor(fakeBackend(32_000), ws, summarizer));
+    expect(out).toBe(text);
+    expect(summarizer.calls).toHaveLength(0);
+  });
+
+  it('bounds file previews and shares the parser budget across one scope', async () => {
+    const ws = workspace();
+    const scope = scopeFor(fakeBackend(32_000), ws);
+    const memory = new MemoryManager({ tokenizer: quarterTokenizer, fileParserTokens: 3_000 });
+    const first = await memory.boundObservation(invocation('a'.repeat(30_000), 'file', 'f1'), scope);
+    expect(first.length).toBeLessThanOrEqual(10_000);
+    const second = await memory.boundObservation(invocation('b'.repeat(30_000), 'file', 'f2'), scope);
+    expect(second.length).toBeLessThan(first.length);
+    expect(second).toContain('file-preview budget');
+    const other = await memory.boundObservation(invocation('c'.repeat(30_000), 'file', 'f3'), { ...scope, scope: 'subtask-2' });
+    expect(other.length).toBe(first.length);
+    expect(scope.events.every((e) => e.type === 'memory-truncate' && e.strategy === 'preview')).toBe(true);
+  });
+});
+
+describe('fitRequest', () => {
+  const memory = new MemoryManager({ tokenizer: quarterTokenizer });
+  const dialogueOf = (rounds: number, size: number) => [
+    ...prefix,
+    ...Array.from({ length: rounds }, (_, i) => round(`r${i}`, ['o'.repeat(size)])).flat(),
+  ];
+
+  it('returns a dialogue under compressAt × window unchanged', async () => {
+    const dialogue = dialogueOf(3, 400);
+    const scope = scopeFor(fakeBackend(32_000), workspace());
+    await expect(memory.fitRequest({ messages: dialogue, tools, protectedCount: 2 }, scope)).resolves.toBe(dialogue);
+    expect(scope.events).toEqual([]);
+  });
+
+  it('summarises earlier rounds behind the prefix and keeps the last rounds verbatim', async () => {
+    const dialogue = dialogueOf(20, 8_000);
+    const backend = fakeBackend(32_000, () => 'Did 17 probes; found nothing.');
+    const scope = scopeFor(backend, workspace());
+    const fitted = await memory.fitRequest({ messages: dialogue, tools, protectedCount: 2 }, scope);
+    expect(fitted.slice(0, 2)).toEqual(prefix);
+    expect(fitted[2]).toEqual({ role: 'user', content: `${SUMMARY_HEADER}\nDid 17 probes; found nothing.` });
+    expect(fitted.slice(3)).toEqual(dialogue.slice(-6));
+    expect(backend.calls[0]!.purpose).toBe('summarize');
+    const request = backend.calls[0]!.messages[1]!.content as string;
+    expect(request).toContain('thinking r0');
+    expect(request).not.toContain('thinking r17');
+    expect(scope.events.find((e) => e.type === 'memory-compress')).toMatchObject({ roundsSummarized: 17 });
+    expect(memory.countRequest(fitted, tools)).toBeLessThanOrEqual(0.95 * 32_000);
+  });
+
+  it('prunes deterministically when the summary fails', async () => {
+    const dialogue = dialogueOf(20, 8_000);
+    const backend = fakeBackend(32_000, () => '');
+    const scope = scopeFor(backend, workspace());
+    const fitted = await memory.fitRequest({ messages: dialogue, tools, protectedCount: 2 }, scope);
+    expect(memory.countRequest(fitted, tools)).toBeLessThanOrEqual(0.9 * 32_000);
+    expect(scope.events).toContainEqual(expect.objectContaining({ type: 'memory-prune', reason: 'summary-failed' }));
+    expect(scope.events.some((e) => e.type === 'memory-compress')).toBe(false);
+  });
+
+  it('prunes when the kept rounds alone exceed the emergency limit', async () => {
+    const dialogue = dialogueOf(5, 45_000);
+    const scope = scopeFor(fakeBackend(32_000), workspace());
+    const fitted = await memory.fitRequest({ messages: dialogue, tools, protectedCount: 2 }, scope);
+    expect(memory.countRequest(fitted, tools)).toBeLessThanOrEqual(0.95 * 32_000);
+    expect(scope.events.map((e) => e.type)).toEqual(['llm-request', 'llm-response', 'memory-compress', 'memory-prune']);
+    expect(fitted.at(-1)).toBe(dialogue.at(-1));
+  });
+
+  it('throws ContextOverflowError naming the sizes when the last round cannot fit', async () => {
+    const dialogue = dialogueOf(2, 200_000);
+    const scope = scopeFor(fakeBackend(32_000), workspace());
+    const error = await memory.fitRequest({ messages: dialogue, tools, protectedCount: 2 }, scope).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ContextOverflowError);
+    expect((error as ContextOverflowError).budgetTokens).toBe(30_400);
+    expect((error as ContextOverflowError).requestTokens).toBeGreaterThan(50_000);
+    expect((error as Error).message).toContain('30400');
+  });
+
+  it('pruneAfterOverflow prunes to 0.8 × window', () => {
+    const dialogue = dialogueOf(10, 10_000);
+    const scope = scopeFor(fakeBackend(32_000), workspace());
+    const pruned = memory.pruneAfterOverflow({ messages: dialogue, tools, protectedCount: 2 }, scope);
+    expect(memory.countRequest(pruned, tools)).toBeLessThanOrEqual(0.8 * 32_000);
+    expect(scope.events).toEqual([expect.objectContaining({ type: 'memory-prune', reason: 'context-length-error' })]);
+  });
+
+  it('ages old observations to digests naming the saved output', async () => {
+    const ws = workspace();
+    const scope = scopeFor(fakeBackend(128_000), ws);
+    const aging = new MemoryManager({ tokenizer: quarterTokenizer, observationAging: { keepRecentRounds: 1 } });
+    const dialogue = [...prefix];
+    for (let i = 0; i < 3; i++) {
+      const [assistant] = round(`r${i}`, ['x']);
+      const content = await aging.boundObservation({ ...invocation(`output ${i} `.repeat(100)), callId: `r${i}-0` }, scope);
+      dialogue.push(assistant!, { role: 'tool', toolCallId: `r${i}-0`, toolName: 'probe', content });
+    }
+    const fitted = await aging.fitRequest({ messages: dialogue, tools, protectedCount: 2 }, scope);
+    expect(fitted[3]!.content).toContain('.harness/outputs/subtask-1-r0-0.txt');
+    expect(fitted[5]!.content).toContain('.harness/outputs/subtask-1-r1-0.txt');
+    expect(fitted[7]).toBe(dialogue[7]);
+    expect(readFileSync(join(ws.root, '.harness/outputs/subtask-1-r0-0.txt'), 'utf8')).toBe('output 0 '.repeat(100));
+  });
+});
+
+describe('fitRequest properties', () => {
+  const summaryArb = fc.oneof(fc.constant('fail'), fc.integer({ min: 1, max: 20_000 }));
+  const dialogueArb = fc.array(
+    fc.record({
+      outputs: fc.array(fc.integer({ min: 0, max: 30_000 }), { maxLength: 3 }),
+      reasoning: fc.integer({ min: 0, max: 2_000 }),
+    }),
+    { maxLength: 30 },
+  );
+
+  it('never returns a request over emergencyAt × window and keeps the structure', async () => {
+    await fc.assert(
+      fc.asyncProperty(dialogueArb, summaryArb, fc.constantFrom(8_000, 32_000, 128_000), async (specs, summary, window) => {
+        const dialogue: Message[] = [...prefix];
+        specs.forEach((spec, r) => {
+          const calls = spec.outputs.map((_, i) => ({ id: `c${r}-${i}`, name: 'probe', arguments: '{}' }));
+          dialogue.push({ role: 'assistant', content: `r${r} ${'t'.repeat(spec.reasoning)}`, ...(calls.length ? { toolCalls: calls } : {}) });
+          spec.outputs.forEach((size, i) => dialogue.push({ role: 'tool', toolCallId: `c${r}-${i}`, toolName: 'probe', content: 'o'.repeat(size) }));
+        });
+        const backend = fakeBackend(window, () => {
+          if (summary === 'fail') throw new Error('no summary');
+          return 's'.repeat(summary);
+        });
+        const memory = new MemoryManager({ tokenizer: quarterTokenizer });
+        const scope = scopeFor(backend, tempWorkspace());
+        try {
+          const fitted = await memory.fitRequest({ messages: dialogue, tools, protectedCount: 2 }, scope);
+          expect(memory.countRequest(fitted, tools)).toBeLessThanOrEqual(0.95 * window);
+          expectWellFormed(dialogue, fitted, 2, (m) => typeof m.content === 'string' && m.content.startsWith(SUMMARY_HEADER));
+          if (summary !== 'fail') expect((fitted.find((m) => m.content.toString().startsWith(SUMMARY_HEADER))?.content.length ?? 0)).toBeLessThanOrEqual(8_100);
+        } catch (error) {
+          expect(error).toBeInstanceOf(ContextOverflowError);
+          const lastAssistant = dialogue.findLastIndex((m, i) => i >= 2 && m.role === 'assistant');
+          const floor = memory.countRequest([...prefix, ...(lastAssistant >= 0 ? dialogue.slice(lastAssistant) : [])], tools);
+          expect(floor).toBeGreaterThan(0.95 * window);
+        } finally {
+          scope.workspace.root && (scope.workspace as ReturnType<typeof tempWorkspace>).cleanup();
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+});

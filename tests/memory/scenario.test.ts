@@ -1,0 +1,116 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { GenerateRequest } from '../../src/backend/types.js';
+import { HarnessError } from '../../src/errors.js';
+import type { EventInput } from '../../src/events.js';
+import { Executor } from '../../src/executor/executor.js';
+import { MemoryManager, type MemoryManagerOptions } from '../../src/memory/index.js';
+import { ScriptedBackend } from '../../src/testing/scripted-backend.js';
+import { reply, submit, toolCall } from '../../src/testing/replies.js';
+import { defineTool } from '../../src/tools/define-tool.js';
+import { ToolRegistry } from '../../src/tools/registry.js';
+import { deterministicText, tempWorkspace } from './helpers.js';
+
+const REQUEST = 'Collect the 200 measurement pages and report the largest value. Keep the original units.';
+const STEPS = 200;
+
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
+
+async function longLoop(options: {
+  window: number;
+  memory?: MemoryManagerOptions;
+  summarize?: (index: number) => string;
+  overflowAt?: number;
+}) {
+  const workspace = tempWorkspace();
+  cleanups.push(() => workspace.cleanup());
+  let executeCalls = 0;
+  let summarizeCalls = 0;
+  const backend = new ScriptedBackend(
+    (request: GenerateRequest) => {
+      if (request.purpose === 'summarize') return reply(options.summarize?.(summarizeCalls++) ?? 'Fetched pages so far; largest value 42 kPa.');
+      const step = executeCalls++;
+      if (step === options.overflowAt) throw new HarnessError('context-length-exceeded', 'maximum context length exceeded');
+      return step - (options.overflowAt !== undefined && step > options.overflowAt ? 1 : 0) < STEPS
+        ? toolCall('fetch_page', { page: step })
+        : submit('largest value: 42 kPa');
+    },
+    { contextWindow: options.window, usage: 'zero' },
+  );
+  const fetchPage = defineTool({
+    name: 'fetch_page',
+    description: 'Fetches one measurement page.',
+    input: z.object({ page: z.number() }),
+    execute: ({ page }) => deterministicText(page + 1, 20_000),
+  });
+  const memory = new MemoryManager(options.memory);
+  const events: EventInput[] = [];
+  const executor = new Executor({
+    backend,
+    tools: new ToolRegistry([fetchPage]),
+    memory,
+    emit: (event) => events.push(event),
+    limits: { maxIterations: STEPS + 10 },
+  });
+  const result = await executor.run({
+    runId: 'run-1',
+    purpose: 'execute',
+    scope: 'subtask-1',
+    request: REQUEST,
+    objective: 'Fetch every page with fetch_page, then submit the largest value.',
+    workspace,
+  });
+  return { result, backend, memory, events };
+}
+
+describe('a 200-step subtask with 20 000-char tool outputs on a 32 000-token window', () => {
+  it('completes with every request inside the window and the original request in each', async () => {
+    const { result, backend, memory, events } = await longLoop({ window: 32_000 });
+    expect(result.status).toBe('completed');
+    expect(result.answer).toBe('largest value: 42 kPa');
+    const execute = backend.callsFor('execute');
+    expect(execute).toHaveLength(STEPS + 1);
+    for (const call of execute) {
+      expect(memory.countRequest(call.messages, call.tools ?? [])).toBeLessThanOrEqual(0.95 * 32_000);
+      expect(call.messages.some((m) => typeof m.content === 'string' && m.content.includes(REQUEST))).toBe(true);
+    }
+    expect(result.peakRequestTokens).toBeLessThanOrEqual(0.95 * 32_000);
+    expect(events.filter((e) => e.type === 'memory-truncate')).toHaveLength(STEPS);
+    const compressions = events.filter((e) => e.type === 'memory-compress');
+    expect(compressions.length).toBeGreaterThan(5);
+    for (const event of compressions) expect(event.tokensAfter).toBeLessThan(event.tokensBefore);
+    expect(backend.callsFor('summarize').length).toBe(compressions.length);
+  });
+
+  it('prunes when summaries fail and after a context-length error, and still completes', async () => {
+    const { result, backend, memory, events } = await longLoop({
+      window: 32_000,
+      summarize: (i) => (i % 2 === 1 ? '' : 'Summary: pages fetched, largest 42 kPa.'),
+      overflowAt: 120,
+    });
+    expect(result.status).toBe('completed');
+    const prunes = events.filter((e) => e.type === 'memory-prune');
+    expect(prunes.map((e) => e.reason)).toContain('summary-failed');
+    expect(prunes.map((e) => e.reason)).toContain('context-length-error');
+    expect(events.some((e) => e.type === 'memory-compress')).toBe(true);
+    for (const call of backend.callsFor('execute')) {
+      expect(memory.countRequest(call.messages, call.tools ?? [])).toBeLessThanOrEqual(0.95 * 32_000);
+      expect(call.messages.some((m) => typeof m.content === 'string' && m.content.includes(REQUEST))).toBe(true);
+    }
+  });
+
+  it('with observation aging stays far below the window without summarising', async () => {
+    const { result, backend, memory, events } = await longLoop({ window: 32_000, memory: { observationAging: {} } });
+    expect(result.status).toBe('completed');
+    const peak = Math.max(...backend.callsFor('execute').map((c) => memory.countRequest(c.messages, c.tools ?? [])));
+    expect(peak).toBeLessThan(0.9 * 32_000);
+    expect(events.some((e) => e.type === 'memory-compress')).toBe(false);
+    const last = backend.callsFor('execute').at(-1)!;
+    const aged = last.messages.filter((m) => m.role === 'tool' && typeof m.content === 'string' && m.content.startsWith('[aged]'));
+    expect(aged.length).toBeGreaterThan(150);
+    expect(aged[0]!.content).toMatch(/\.harness\/outputs\/subtask-1-[\w.-]+\.txt/);
+  });
+});

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import type { Message, ToolSpec } from '../../src/backend/types.js';
+import {
+  IMAGE_TOKENS,
+  MESSAGE_OVERHEAD_TOKENS,
+  REQUEST_OVERHEAD_TOKENS,
+  TokenCounter,
+} from '../../src/memory/token-counter.js';
+import { gptTokenizer } from '../../src/memory/tokenizer.js';
+
+function countingTokenizer() {
+  const seen: string[] = [];
+  return { seen, count: (text: string) => (seen.push(text), text.length) };
+}
+
+describe('TokenCounter', () => {
+  it('tokenizes each message once, so a step costs what it added', () => {
+    const tokenizer = countingTokenizer();
+    const counter = new TokenCounter(tokenizer);
+    const dialogue: Message[] = [{ role: 'user', content: 'hello' }];
+    const tools: ToolSpec[] = [{ name: 't', description: 'd', inputSchema: { type: 'object' } }];
+    counter.request(dialogue, tools);
+    const afterFirst = tokenizer.seen.length;
+    dialogue.push({ role: 'assistant', content: 'world' });
+    counter.request(dialogue, tools);
+    expect(tokenizer.seen.slice(afterFirst)).toEqual(['world']);
+  });
+
+  it('counts content, tool calls, tool names, images, specs and overheads', () => {
+    const counter = new TokenCounter({ count: (text) => text.length });
+    const messages: Message[] = [
+      { role: 'assistant', content: 'ab', toolCalls: [{ id: '1', name: 'tool', arguments: '{}' }] },
+      { role: 'tool', toolCallId: '1', toolName: 'tool', content: [{ type: 'text', text: 'xyz' }, { type: 'image', data: 'AAAA', mediaType: 'image/png' }] },
+    ];
+    const assistant = MESSAGE_OVERHEAD_TOKENS + 2 + 4 + 4 + 2;
+    const tool = MESSAGE_OVERHEAD_TOKENS + 3 + IMAGE_TOKENS + 4;
+    expect(counter.request(messages, [])).toBe(REQUEST_OVERHEAD_TOKENS + assistant + tool);
+    const spec: ToolSpec = { name: 'n', description: 'd', inputSchema: {} };
+    expect(counter.tools([spec])).toBeGreaterThan(JSON.stringify(spec).length);
+  });
+
+  it('applies the calibration factor', () => {
+    const plain = new TokenCounter({ count: (text) => text.length });
+    const calibrated = new TokenCounter({ count: (text) => text.length }, 1.5);
+    const message: Message = { role: 'user', content: 'x'.repeat(100) };
+    expect(calibrated.message(message)).toBe(Math.ceil(plain.message(message) * 1.5));
+  });
+});
+
+describe('gptTokenizer', () => {
+  it('counts with o200k_base by default and treats special-token text as text', () => {
+    const tokenizer = gptTokenizer();
+    expect(tokenizer.count('hello world')).toBe(2);
+    expect(tokenizer.count('a <|endoftext|> b')).toBeGreaterThan(3);
+    expect(tokenizer.count('')).toBe(0);
+  });
+
+  it('supports other encodings', () => {
+    expect(gptTokenizer('cl100k_base').count('hello world')).toBe(2);
+  });
+});
