@@ -36,6 +36,8 @@ export interface Measurement extends Configuration {
   peakRequestTokens: number;
   msPerStep: number;
   peakRssMb: number;
+  /** RSS after loading the modules and building the tokenizer, before the first run. */
+  baselineRssMb: number;
   compressions: number;
   prunes: number;
   summarizeCalls: number;
@@ -154,6 +156,8 @@ async function runOnce(config: Configuration, outputs: string[]) {
 
 /** Runs one configuration three times in this process and returns its measurement. */
 export async function measure(config: Configuration): Promise<Measurement> {
+  gptTokenizer().count('warm up the encoder');
+  const baselineRssMb = process.resourceUsage().maxRSS / 1024;
   const outputs = Array.from({ length: config.steps }, (_, i) => deterministicText(i + 1, OUTPUT_CHARS));
   const runs = [];
   for (let i = 0; i < RUNS; i++) runs.push(await runOnce(config, outputs));
@@ -168,6 +172,7 @@ export async function measure(config: Configuration): Promise<Measurement> {
     summarizeCalls: first.summarizeCalls,
     msPerStep: ms[1]!,
     peakRssMb: process.resourceUsage().maxRSS / 1024,
+    baselineRssMb,
   };
 }
 
@@ -189,14 +194,14 @@ const pct = (n: number) => `${(n * 100).toFixed(1)} %`;
 export function table(rows: Measurement[]): string {
   const naive = (steps: number) => rows.find((r) => r.mode === 'naive' && r.steps === steps)!;
   const lines = [
-    '| configuration | N | window | Σ prompt tokens | vs naive | peak request | peak / window | ms per step | vs naive | peak RSS | compress / prune / summarize calls |',
+    '| configuration | N | window | Σ prompt tokens | vs naive | peak request | peak / window | ms per step | vs naive | peak RSS (baseline) | compress / prune / summarize calls |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
   ];
   for (const r of rows) {
     const base = naive(r.steps);
     const isNaive = r.mode === 'naive';
     lines.push(
-      `| ${isNaive ? 'naive (whole history)' : r.mode === 'paper' ? 'memory, paper defaults' : 'memory + observation aging'} | ${r.steps} | ${isNaive ? 'unbounded' : fmt(r.window)} | ${fmt(r.promptTokens)} | ${isNaive ? '—' : pct(r.promptTokens / base.promptTokens)} | ${fmt(r.peakRequestTokens)} | ${isNaive ? '—' : r.peakRequestTokens / r.window <= 1 ? (r.peakRequestTokens / r.window).toFixed(3) : '>1'} | ${r.msPerStep.toFixed(3)} | ${isNaive ? '—' : `${(r.msPerStep / base.msPerStep).toFixed(2)}×`} | ${r.peakRssMb.toFixed(0)} MB | ${isNaive ? '—' : `${r.compressions} / ${r.prunes} / ${r.summarizeCalls}`} |`,
+      `| ${isNaive ? 'naive (whole history)' : r.mode === 'paper' ? 'memory, paper defaults' : 'memory + observation aging'} | ${r.steps} | ${isNaive ? 'unbounded' : fmt(r.window)} | ${fmt(r.promptTokens)} | ${isNaive ? '—' : pct(r.promptTokens / base.promptTokens)} | ${fmt(r.peakRequestTokens)} | ${isNaive ? '—' : r.peakRequestTokens / r.window <= 1 ? (r.peakRequestTokens / r.window).toFixed(3) : '>1'} | ${r.msPerStep.toFixed(3)} | ${isNaive ? '—' : `${(r.msPerStep / base.msPerStep).toFixed(2)}×`} | ${r.peakRssMb.toFixed(0)} MB (${r.baselineRssMb.toFixed(0)}) | ${isNaive ? '—' : `${r.compressions} / ${r.prunes} / ${r.summarizeCalls}`} |`,
     );
   }
   return lines.join('\n');

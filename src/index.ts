@@ -93,6 +93,70 @@ export { ageObservations } from './memory/aging.js';
 export { headTail, searchSnippets } from './memory/truncate.js';
 
 // --- workspace and built-in tools (src/workspace, src/tools/builtin) ---
+export { LocalWorkspace, type LocalWorkspaceOptions } from './workspace/local-workspace.js';
+export { previewFile, type PreviewOptions } from './workspace/preview/preview-file.js';
+export { builtinTools, readOnlyTools, type BuiltinToolsOptions } from './tools/builtin/index.js';
+export { readFileTool, type ReadFileToolOptions } from './tools/builtin/read-file.js';
+export { writeToFileTool } from './tools/builtin/write-to-file.js';
+export { editFileTool } from './tools/builtin/edit-file.js';
+export { analyzeImageTool, type AnalyzeImageToolOptions } from './tools/builtin/analyze-image.js';
+export { generateImageTool, type GenerateImageToolOptions } from './tools/builtin/generate-image.js';
+export {
+  openAIImages,
+  type GeneratedImage,
+  type ImageBackend,
+  type ImageGenerationRequest,
+  type OpenAIImagesOptions,
+} from './tools/builtin/image-backend.js';
+export { searchTool, type SearchToolOptions } from './tools/builtin/search.js';
+export { googleScholarTool } from './tools/builtin/google-scholar.js';
+export {
+  brave,
+  searxng,
+  serper,
+  tavily,
+  type BraveOptions,
+  type HttpProviderOptions,
+  type SearchProvider,
+  type SearchRequest,
+  type SearchResult,
+  type SearxngOptions,
+  type SerperOptions,
+  type TavilyOptions,
+} from './tools/builtin/search-providers/index.js';
+export { visitTool, type VisitToolOptions } from './tools/builtin/visit.js';
+export { htmlToReadable, type ReadablePage } from './tools/builtin/readable.js';
+export { openAlexTool, abstractFromInvertedIndex, type OpenAlexToolOptions } from './tools/builtin/openalex.js';
+export {
+  pythonInterpreterTool,
+  type PythonInterpreterTool,
+  type PythonInterpreterToolOptions,
+} from './tools/builtin/python-interpreter.js';
+export { executeCommandTool, type ExecuteCommandTool, type ExecuteCommandToolOptions } from './tools/builtin/execute-command.js';
+export {
+  CommandPolicy,
+  DEFAULT_COMMAND_RULES,
+  parseShell,
+  splitShellWords,
+  type ApprovalRequest,
+  type ApproveFn,
+  type CommandPolicyOptions,
+  type ParsedShell,
+  type PolicyDecision,
+  type PolicyEvaluation,
+  type PolicyPart,
+  type PolicyRule,
+  type ShellCommand,
+  type ShellRedirect,
+} from './tools/builtin/command-policy.js';
+export {
+  probeBwrap,
+  sandboxStatus,
+  scrubEnv,
+  type BwrapProbe,
+  type SandboxMode,
+  type SandboxStatus,
+} from './tools/builtin/sandbox.js';
 
 // --- pipeline (src/harness, planner, synthesizer, verifier, repairer, prompts) ---
 export { createHarness, Harness, HarnessOptionsSchema, type HarnessOptions, type RoleName, type RunInput, type ExecutorLike } from './harness/index.js';

@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { LlmBackend, Message, ToolSpec } from '../backend/types.js';
@@ -8,7 +9,7 @@ import { ageObservations } from './aging.js';
 import { emergencyPrune, planCompression } from './fit.js';
 import { parseMemoryOptions, type MemoryManagerOptions, type ResolvedMemoryOptions } from './options.js';
 import { historySummaryPrompt, pageSummaryPrompt, renderTranscript, SUMMARY_HEADER } from './summary-prompt.js';
-import { TokenCounter } from './token-counter.js';
+import { MESSAGE_OVERHEAD_TOKENS, TokenCounter } from './token-counter.js';
 import { gptTokenizer } from './tokenizer.js';
 import { headTail, searchSnippets } from './truncate.js';
 import type { ExecutionMemory, MemoryScope, PendingRequest } from './types.js';
@@ -21,6 +22,8 @@ const SUMMARIZER_INPUT_SHARE = 0.5;
 const TRANSCRIPT_MESSAGE_CHARS = 4_000;
 /** A file read always shows at least this much, even when the scope's parser budget is used up. */
 const MIN_FILE_PREVIEW_CHARS = 1_000;
+/** Outputs up to this size are saved with one synchronous write. */
+const SYNC_WRITE_MAX_CHARS = 256_000;
 /** After an overflow error from the backend, prune to this share of the window. */
 const OVERFLOW_TARGET = 0.8;
 
@@ -57,7 +60,7 @@ export class MemoryManager implements ExecutionMemory {
   /** The options after defaults. */
   readonly options: ResolvedMemoryOptions;
   private readonly counter: TokenCounter;
-  // Saved full outputs by run, scope and call: aging digests point at them.
+  // Saved full outputs by run, scope and call, kept only with aging on: its digests point at them.
   private readonly saved = new Map<string, string>();
   // File-preview tokens spent per run and scope (the shared parser budget).
   private readonly fileTokens = new Map<string, number>();
@@ -111,7 +114,7 @@ export class MemoryManager implements ExecutionMemory {
       if (o.observationAging !== false && text.length > 0) await this.save(invocation, scope, path);
       return text;
     }
-    // The write runs on the thread pool while this thread counts tokens.
+    // A large write runs on the thread pool while this thread counts tokens.
     const writing = this.save(invocation, scope, path);
     let tokensAfter = bounded.tokens ?? this.counter.text(bounded.text);
     const savedTo = await writing;
@@ -269,12 +272,15 @@ export class MemoryManager implements ExecutionMemory {
   }
 
   /** Calls the summariser (purpose `summarize`); undefined when it fails or answers nothing. An abort propagates. */
-  private async summarize(scope: MemoryScope, system: string, input: string, maxChars: number): Promise<string | undefined> {
+  private async summarize(
+    scope: MemoryScope,
+    system: string,
+    input: { text: string; tokens: number },
+    maxChars: number,
+  ): Promise<string | undefined> {
     const backend = scope.summarizer;
-    const messages: Message[] = [
-      { role: 'system', content: system },
-      { role: 'user', content: input },
-    ];
+    const instructions: Message = { role: 'system', content: system };
+    const messages: Message[] = [instructions, { role: 'user', content: input.text }];
     const common = { runId: scope.runId, purpose: 'summarize' as const, scope: scope.scope };
     scope.emit({
       type: 'llm-request',
@@ -282,7 +288,7 @@ export class MemoryManager implements ExecutionMemory {
       provider: backend.provider,
       modelId: backend.modelId,
       messages: messages.length,
-      requestTokens: this.counter.request(messages, []),
+      requestTokens: this.counter.request([instructions], []) + MESSAGE_OVERHEAD_TOKENS + input.tokens,
     });
     const started = performance.now();
     try {
@@ -308,16 +314,17 @@ export class MemoryManager implements ExecutionMemory {
     }
   }
 
-  /** Cuts a summariser input so it fills at most half of the summariser's window. */
-  private fitText(text: string, backend: LlmBackend, note: string): string {
+  /** Cuts a summariser input so it fills at most half of the summariser's window; returns it with its tokens. */
+  private fitText(text: string, backend: LlmBackend, note: string): { text: string; tokens: number } {
     const budget = Math.floor(windowOf(backend) * SUMMARIZER_INPUT_SHARE);
-    let fitted = text;
+    // A token spans a few characters at most in practice: pre-cut huge inputs before tokenizing them.
+    let fitted = text.length > budget * 8 ? headTail(text, budget * 4, note) : text;
     let tokens = this.counter.text(fitted);
     for (let i = 0; i < 4 && tokens > budget; i++) {
       fitted = headTail(fitted, Math.floor((fitted.length * budget * 0.9) / tokens), note);
       tokens = this.counter.text(fitted);
     }
-    return fitted;
+    return { text: fitted, tokens };
   }
 
   private key(scope: MemoryScope, callId: string): string {
@@ -327,18 +334,23 @@ export class MemoryManager implements ExecutionMemory {
   private async save(invocation: ToolInvocation, scope: MemoryScope, path: string): Promise<string | undefined> {
     const absolute = join(scope.workspace.root, path);
     const directory = dirname(absolute);
-    try {
-      if (!this.directories.has(directory)) {
-        await mkdir(directory, { recursive: true });
-        this.directories.add(directory);
+    // A second attempt re-creates the directory, in case it was removed since it was first made.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        if (!this.directories.has(directory)) {
+          await mkdir(directory, { recursive: true });
+          this.directories.add(directory);
+        }
+        // A small write is cheaper done at once than as three thread-pool round trips (open, write,
+        // close), which cost about a millisecond per step on a busy machine; a large one must not block.
+        if (invocation.text.length <= SYNC_WRITE_MAX_CHARS) writeFileSync(absolute, invocation.text, 'utf8');
+        else await writeFile(absolute, invocation.text, 'utf8');
+        if (this.options.observationAging !== false) this.saved.set(this.key(scope, invocation.callId), path);
+        return path;
+      } catch {
+        if (!this.directories.delete(directory)) return undefined;
       }
-      await writeFile(absolute, invocation.text, 'utf8');
-      this.saved.set(this.key(scope, invocation.callId), path);
-      return path;
-    } catch {
-      // The directory may have been removed since; the observation then says the output was not saved.
-      this.directories.delete(directory);
-      return undefined;
     }
+    return undefined;
   }
 }

@@ -494,6 +494,26 @@ describe('createHarness: wiring', () => {
     expect(backend.callsFor('execute')[0]?.messages[0]?.content).toBe('CUSTOM EXECUTOR');
   });
 
+  it('puts warnings reported by tools into run-start', async () => {
+    const shell = {
+      ...defineTool({ name: 'shell', description: 'Runs commands.', input: z.object({}), execute: () => 'ok' }),
+      warnings: async () => ['bubblewrap is not available; every command needs approval'],
+    };
+    const harness = createHarness({
+      backend: new ScriptedBackend({ execute: [submit('x')] }),
+      tools: [shell],
+      decomposition: false,
+      verification: false,
+      workspace: await tempDir(),
+    });
+    const events = collect(harness);
+    await harness.run(TASK);
+    expect(events[0]).toMatchObject({
+      type: 'run-start',
+      warnings: ['shell: bubblewrap is not available; every command needs approval'],
+    });
+  });
+
   it('rejects invalid options and input with messages naming them', async () => {
     const backend = new ScriptedBackend([]);
     expect(() => createHarness({ backend, limits: { maxSubtasks: 0 } })).toThrow(/limits\.maxSubtasks/);

@@ -55,7 +55,7 @@ const KEYWORDS = new Set([
 ]);
 
 type Token =
-  | { kind: 'word'; value: string; dynamic: boolean; quoted: boolean }
+  | { kind: 'word'; value: string; dynamic: boolean; quoted: boolean; firstQuote: number }
   | { kind: 'op'; value: string }
   | { kind: 'redirect'; value: string };
 
@@ -113,12 +113,19 @@ function tokenize(src: string, substitutions: string[], unsupported: string[]): 
   let inWord = false;
   let dynamic = false;
   let quoted = false;
+  /** Length of the word when quoting first started (tells `A="x y"` assignments from `"A=x"` words). */
+  let firstQuote = -1;
+  const quote = (): void => {
+    if (!quoted) firstQuote = word.length;
+    quoted = true;
+  };
   const endWord = (): void => {
-    if (inWord) tokens.push({ kind: 'word', value: word, dynamic, quoted });
+    if (inWord) tokens.push({ kind: 'word', value: word, dynamic, quoted, firstQuote });
     word = '';
     inWord = false;
     dynamic = false;
     quoted = false;
+    firstQuote = -1;
   };
   /** Handles `$…` at `i` (inside or outside double quotes); returns the next index. */
   const dollar = (i: number): number => {
@@ -170,21 +177,21 @@ function tokenize(src: string, substitutions: string[], unsupported: string[]): 
       if (src[i + 1] === '\n') i += 2;
       else {
         if (i + 1 >= src.length) throw syntaxError('trailing backslash');
+        quote();
         word += src[i + 1];
         inWord = true;
-        quoted = true;
         i += 2;
       }
     } else if (c === "'") {
       const close = src.indexOf("'", i + 1);
       if (close < 0) throw syntaxError('unterminated single quote');
+      quote();
       word += src.slice(i + 1, close);
       inWord = true;
-      quoted = true;
       i = close + 1;
     } else if (c === '"') {
+      quote();
       inWord = true;
-      quoted = true;
       i += 1;
       for (;;) {
         if (i >= src.length) throw syntaxError('unterminated double quote');
@@ -222,7 +229,7 @@ function tokenize(src: string, substitutions: string[], unsupported: string[]): 
       endWord();
       const { inner, end } = readBalanced(src, i + 2);
       substitutions.push(inner);
-      tokens.push({ kind: 'word', value: `${c}(${inner})`, dynamic: true, quoted: false });
+      tokens.push({ kind: 'word', value: `${c}(${inner})`, dynamic: true, quoted: false, firstQuote: -1 });
       i = end;
     } else if (c === '<' || c === '>' || (c === '&' && src[i + 1] === '>')) {
       // A word of digits right before the operator is its file descriptor (`2>`).
@@ -260,6 +267,11 @@ function tokenize(src: string, substitutions: string[], unsupported: string[]): 
   return tokens;
 }
 
+function isAssignment(token: Extract<Token, { kind: 'word' }>): boolean {
+  const name = /^[A-Za-z_][A-Za-z0-9_]*=/.exec(token.value);
+  return name !== null && (token.firstQuote < 0 || token.firstQuote >= name[0].length);
+}
+
 /**
  * Splits a command line into simple commands, control operators, redirects and substitutions, the way a POSIX shell
  * reads it (quotes, escapes, `$(…)`, backticks, `${…}`, comments). Throws `HarnessError('invalid-input')` on
@@ -286,7 +298,7 @@ export function parseShell(command: string): ParsedShell {
       if (target?.kind !== 'word') throw syntaxError(`"${token.value}" has no target`);
       current.redirects.push({ op: token.value, target: target.value, dynamic: target.dynamic });
       t += 1;
-    } else if (current.argv.length === 0 && !token.quoted && /^[A-Za-z_][A-Za-z0-9_]*=/.test(token.value)) {
+    } else if (current.argv.length === 0 && isAssignment(token)) {
       current.assignments.push(token.value);
     } else {
       if (current.argv.length === 0) {
@@ -348,7 +360,8 @@ export interface CommandPolicyOptions {
 
 /** The default rules: read-only inspection commands are allowed, privilege changes and machine-level commands denied; everything else asks. */
 export const DEFAULT_COMMAND_RULES: readonly PolicyRule[] = Object.freeze([
-  ...['ls', 'cat', 'head', 'tail', 'wc', 'echo', 'printf', 'pwd', 'grep', 'sort', 'uniq', 'cut', 'tr', 'diff', 'file', 'stat', 'du', 'date', 'which', 'true', 'basename', 'dirname', 'realpath', 'cmp', 'md5sum', 'sha256sum'].map(
+  // Only programs that cannot write files by themselves (`sort -o`, `uniq in out` and `date -s` can, so they ask).
+  ...['ls', 'cat', 'head', 'tail', 'wc', 'echo', 'printf', 'pwd', 'grep', 'cut', 'tr', 'diff', 'file', 'stat', 'du', 'which', 'true', 'basename', 'dirname', 'realpath', 'cmp', 'md5sum', 'sha256sum'].map(
     (cmd): PolicyRule => ({ match: [cmd], decision: 'allow', reason: 'read-only inspection command' }),
   ),
   ...['sudo', 'su', 'doas', 'shutdown', 'reboot', 'halt', 'poweroff', 'mkfs', 'mount', 'umount', 'chown'].map(
@@ -488,7 +501,7 @@ function matchesPrefix(prefix: readonly string[], argv: readonly string[]): bool
 
 function judgeRedirect(redirect: ShellRedirect): PolicyPart {
   const part = `${redirect.op} ${redirect.target}`;
-  if (/^&(\d+|-)$/.test(redirect.target) && (redirect.op === '>&' || redirect.op === '<&')) {
+  if (/^(\d+|-)$/.test(redirect.target) && (redirect.op === '>&' || redirect.op === '<&')) {
     return { part, decision: 'allow', reason: 'file-descriptor duplication' };
   }
   if (redirect.target === '/dev/null') return { part, decision: 'allow', reason: 'redirect to /dev/null' };

@@ -59,7 +59,7 @@ const CommandInput = z.object({
   cwd: z.string().trim().min(1).optional().describe('Working directory relative to the workspace root (default: the root).'),
 });
 
-/** Keeps the first and last `max / 2` characters of a stream and counts what was dropped between. */
+/** Keeps the first and last `max / 2` characters of a stream and counts what was dropped between. @internal */
 export class OutputCapture {
   private head = '';
   private tail = '';
@@ -86,7 +86,7 @@ export class OutputCapture {
   }
 }
 
-/** How a child process ended. */
+/** How a child process ended. @internal */
 export interface ProcessOutcome {
   exitCode: number | null;
   signal: NodeJS.Signals | null;
@@ -94,7 +94,7 @@ export interface ProcessOutcome {
   aborted: boolean;
 }
 
-/** Waits for a child to end, killing its process group on timeout or abort, and any leftovers once it exits. */
+/** Waits for a child to end, killing its process group on timeout or abort, and any leftovers once it exits. @internal */
 export function waitForProcess(child: ChildProcess, timeoutMs: number, signal: AbortSignal): Promise<ProcessOutcome> {
   return new Promise((resolve) => {
     let timedOut = false;
@@ -120,7 +120,7 @@ export function waitForProcess(child: ChildProcess, timeoutMs: number, signal: A
   });
 }
 
-/** Records the files a process created or changed since `before` as artifacts of `tool`; returns their paths. */
+/** Records the files a process created or changed since `before` as artifacts of `tool`; returns their paths. @internal */
 export async function recordChanges(ctx: ToolContext, tool: string, before: Map<string, string>): Promise<string[]> {
   const changed = changedFiles(before, await snapshotFiles(ctx.workspace.root));
   const recorded: string[] = [];

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { HarnessError } from '../../errors.js';
 import { describeImage } from '../../workspace/preview/image-preview.js';
 import { formatBytes } from '../../workspace/preview/bounded-text.js';
 import { defineTool } from '../define-tool.js';
@@ -58,11 +59,19 @@ export function generateImageTool(options: GenerateImageToolOptions): Tool<z.out
     observation: 'text',
     async execute({ prompt, path, size }, context) {
       const image = await options.backend.generate({ prompt, size, signal: context.signal });
+      let dimensions: { width: number; height: number };
+      try {
+        dimensions = describeImage(image.data);
+      } catch (error) {
+        throw new HarnessError('invalid-response', 'The image backend returned data in no known image format; nothing was saved.', {
+          cause: error,
+        });
+      }
       const extension = EXTENSIONS[image.mediaType] ?? image.mediaType.replace(/^image\//, '').replace(/\W+/g, '');
       let target = path ?? (await freeName(context, directory, slug(prompt), extension));
       if (!/\.[A-Za-z0-9]{2,5}$/.test(target)) target = `${target}.${extension}`;
       const record = await context.workspace.writeFile(target, image.data, { tool: 'generate_image', scope: context.scope });
-      const { width, height } = describeImage(image.data);
+      const { width, height } = dimensions;
       const mismatch = target.toLowerCase().endsWith(`.${extension}`) || (extension === 'jpg' && /\.jpeg$/i.test(target))
         ? ''
         : ` Note: the data is ${image.mediaType} although the name ends differently.`;

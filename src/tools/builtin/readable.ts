@@ -27,6 +27,9 @@ const SKIP = new Set(['script', 'style', 'noscript', 'template', 'svg', 'canvas'
 /** Page chrome dropped when no article was found and the body is rendered as a whole. */
 const CHROME = 'script, style, noscript, template, nav, header, footer, aside, form, iframe, svg';
 
+/** Readability is typed against the DOM lib, which this package does not load; linkedom's document fits it at run time. */
+type ReadabilityDocument = ConstructorParameters<typeof Readability>[0];
+
 interface DomNode {
   nodeType: number;
   nodeName: string;
@@ -149,7 +152,7 @@ export function htmlToReadable(html: string, url?: string): ReadablePage {
   // Readability mutates the document, so the fallback parses a fresh copy.
   const article = (() => {
     try {
-      return new Readability(document as unknown as Document, { keepClasses: false }).parse();
+      return new Readability(document as unknown as ReadabilityDocument, { keepClasses: false }).parse();
     } catch {
       return null;
     }
@@ -167,7 +170,7 @@ export function htmlToReadable(html: string, url?: string): ReadablePage {
     return page;
   }
   const { document: fresh } = parseHTML(html);
-  for (const element of Array.from(fresh.querySelectorAll(CHROME))) element.remove();
+  for (const element of Array.from(fresh.querySelectorAll(CHROME)) as { remove(): void }[]) element.remove();
   const page: ReadablePage = {
     title: pageTitle || (url ?? ''),
     text: fresh.body ? toText(fresh.body as unknown as DomNode) : '',

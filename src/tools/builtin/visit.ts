@@ -64,7 +64,7 @@ async function readCapped(stream: Response['body'], maxBytes: number): Promise<B
   const chunks: Buffer[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = (await reader.read()) as ReadableStreamReadResult<Uint8Array>;
+    const { done, value } = (await reader.read()) as { done: boolean; value: Uint8Array };
     if (done) return { bytes: Buffer.concat(chunks), truncated: false };
     if (size + value.byteLength > maxBytes) {
       chunks.push(Buffer.from(value.subarray(0, maxBytes - size)));

@@ -134,7 +134,8 @@ export async function previewFile(absPath: string, options: PreviewOptions = {})
     if (!stats.isFile()) return fitChars(`${name}: not a regular file, no preview.`, maxChars);
     size = stats.size;
   } catch (error) {
-    return fitChars(`${name}: cannot be read (${reason(error)}).`, maxChars);
+    const missing = typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT';
+    return fitChars(missing ? `${name}: does not exist.` : `${name}: cannot be read (${reason(error)}).`, maxChars);
   }
   if (size === 0) return fitChars(`${name}: empty file (0 B).`, maxChars);
 
