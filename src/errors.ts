@@ -44,6 +44,8 @@ export type HarnessErrorCode =
   | 'malformed-reply'
   /** The run used up its iteration budget. */
   | 'budget-exhausted'
+  /** The deliverable still had defects after the last repair. */
+  | 'verification-failed'
   /** Anything else; the `cause` holds the original error. */
   | 'internal';
 

@@ -12,6 +12,7 @@ import type {
 import { DEFAULTS } from '../defaults.js';
 import { HarnessError, toHarnessError, type HarnessErrorCode } from '../errors.js';
 import type { EmitEvent, EventInput } from '../events.js';
+import { MemoryManager } from '../memory/memory-manager.js';
 import type { ExecutionMemory, MemoryScope, PendingRequest } from '../memory/types.js';
 import {
   CONTINUE_AFTER_LENGTH,
@@ -56,7 +57,7 @@ const OptionsSchema = z.object({
         (method) => typeof (value as Record<string, unknown>)[method] === 'function',
       ),
     'must implement ExecutionMemory (boundObservation, fitRequest, pruneAfterOverflow, countRequest)',
-  ),
+  ).optional(),
   emit: z.custom<EmitEvent>((value) => typeof value === 'function', 'must be a function').optional(),
   backendFor: z
     .custom<(role: Purpose | 'vision') => LlmBackend>((value) => typeof value === 'function', 'must be a function')
@@ -70,7 +71,8 @@ const OptionsSchema = z.object({
 export interface ExecutorOptions {
   backend: LlmBackend;
   tools: ToolRegistry;
-  memory: ExecutionMemory;
+  /** Keeps every request inside the window. @defaultValue `new MemoryManager()` (the paper's defaults) */
+  memory?: ExecutionMemory;
   /** Receives `llm-request`, `llm-response`, `tool-call` and `tool-result` events. */
   emit?: EmitEvent;
   /** The backend of a role; the loop calls `backendFor(purpose)`. @defaultValue `() => backend` */
@@ -154,7 +156,7 @@ type Stop = { status: 'aborted' | 'timeout'; error: HarnessError };
  *
  * @example
  * ```ts
- * const executor = new Executor({ backend, tools: new ToolRegistry([add]), memory });
+ * const executor = new Executor({ backend, tools: new ToolRegistry([add]) });
  * const result = await executor.run({
  *   runId: 'r1', purpose: 'execute', scope: 'subtask-1', workspace,
  *   request: 'What is 2 + 3?', objective: 'Compute 2 + 3 with the add tool.',
@@ -171,7 +173,7 @@ export class Executor {
     const data = parsed.data;
     this.settings = {
       tools: data.tools,
-      memory: data.memory,
+      memory: data.memory ?? new MemoryManager(),
       emit: data.emit,
       backendFor: data.backendFor ?? (() => data.backend),
       systemPrompt: data.systemPrompt ?? EXECUTOR_SYSTEM_PROMPT,

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { LlmBackend, Purpose } from '../backend/types.js';
+import { DEFAULTS } from '../defaults.js';
 import { HarnessError, toHarnessError, type HarnessErrorCode } from '../errors.js';
 import {
   HarnessEvents,
@@ -15,13 +16,13 @@ import {
   type HarnessListener,
 } from '../events.js';
 import { Executor, type ExecutorResult } from '../executor/executor.js';
+import type { RequestFitter } from '../json/call-model.js';
 import { MemoryManager } from '../memory/memory-manager.js';
 import type { ExecutionMemory } from '../memory/types.js';
 import { Planner, singleSubtask, type PlannerLike } from '../planner/planner.js';
 import { Repairer, type RepairerLike } from '../repairer/repairer.js';
 import { Synthesizer, type SynthesizerLike } from '../synthesizer/synthesizer.js';
 import { ToolRegistry } from '../tools/registry.js';
-import type { Tool } from '../tools/types.js';
 import { Verifier, type VerifierLike } from '../verifier/verifier.js';
 import { LocalWorkspace } from '../workspace/local-workspace.js';
 import type { Workspace } from '../workspace/types.js';
@@ -41,11 +42,6 @@ export type RunInput =
       signal?: AbortSignal;
       runId?: string;
     };
-
-/** A tool may report things the user should know before a run (e.g. no sandbox); they appear in `run-start`. */
-interface ToolWithWarnings {
-  warnings?: readonly string[] | (() => readonly string[] | Promise<readonly string[]>);
-}
 
 type StopReason = 'aborted' | 'timeout' | 'budget';
 
@@ -216,7 +212,7 @@ class PipelineRun {
         workspace: this.init.workspace.root,
         decomposition: this.o.decomposition,
         verification: this.o.verification,
-        warnings: await this.toolWarnings(),
+        warnings: this.toolWarnings(),
       });
       await this.intake();
       await this.planStage();
@@ -434,21 +430,41 @@ class PipelineRun {
 
   private countTokens = (...args: Parameters<ExecutionMemory['countRequest']>): number => this.memory.countRequest(...args);
 
+  /** Plan and verify requests go through the memory too: whole requests are protected, so they fit or fail clearly. */
+  private fit: RequestFitter = (messages, call) =>
+    this.memory.fitRequest(
+      { messages, tools: [], protectedCount: messages.length },
+      {
+        runId: this.init.runId,
+        purpose: call.purpose,
+        scope: call.scope,
+        backend: this.backendFor(call.purpose),
+        summarizer: this.backendFor('summarize'),
+        workspace: this.init.workspace,
+        signal: call.signal ?? this.controller.signal,
+        emit: this.emit,
+      },
+    );
+
   private defaultPlanner(): PlannerLike {
     return new Planner({
       backend: this.backendFor('plan'),
       emit: this.emit,
       countTokens: this.countTokens,
+      fit: this.fit,
       now: this.init.now,
       ...optional('prompt', this.o.prompts.plan),
     });
   }
 
   private defaultVerifier(): VerifierLike {
+    const backend = this.backendFor('verify');
     return new Verifier({
-      backend: this.backendFor('verify'),
+      backend,
       emit: this.emit,
       countTokens: this.countTokens,
+      fit: this.fit,
+      previewBudgetChars: previewBudgetFor(backend.contextWindow),
       now: this.init.now,
       ...optional('prompt', this.o.prompts.verify),
     });
@@ -563,18 +579,8 @@ class PipelineRun {
     return new StopRun('error', { code: harnessError.code, message: harnessError.message }, stage);
   }
 
-  private async toolWarnings(): Promise<string[]> {
-    const warnings: string[] = [];
-    for (const tool of this.init.registry.list() as Array<Tool & ToolWithWarnings>) {
-      try {
-        const source = tool.warnings;
-        const list = typeof source === 'function' ? await source.call(tool) : (source ?? []);
-        warnings.push(...list.map((w) => `${tool.name}: ${w}`));
-      } catch (error) {
-        warnings.push(`${tool.name}: could not report its status (${toHarnessError(error).message})`);
-      }
-    }
-    return warnings;
+  private toolWarnings(): string[] {
+    return this.init.registry.list().flatMap((tool) => (tool.warnings ?? []).map((w) => `${tool.name}: ${w}`));
   }
 
   private finish(failure: StopRun | undefined): RunResult {
@@ -642,6 +648,15 @@ function subtaskObjective(
       'and the workspace-relative paths of the files you produced.',
   );
   return lines.join('\n');
+}
+
+/**
+ * All file previews of one verification share the paper's parser budget (20 000 tokens), and never more than
+ * half of a small window (at a conservative 3 characters per token), so the verify request still fits.
+ */
+function previewBudgetFor(contextWindow: number): number {
+  const paperBudget = DEFAULTS.fileParserTokens * 4;
+  return Math.max(1_000, Math.min(paperBudget, Math.floor(contextWindow * 0.5 * 3)));
 }
 
 function uniqueName(candidate: string, used: Set<string>): string {

@@ -8,6 +8,12 @@ import type { EmitEvent } from '../events.js';
 /** Counts a request's tokens (messages plus tool specs). */
 export type RequestTokenCounter = (messages: readonly Message[], tools: readonly ToolSpec[]) => number;
 
+/**
+ * Fits a single-shot request into the backend's window before it is sent (the harness passes its memory's
+ * `fitRequest`); throws a `ContextOverflowError` when it cannot fit.
+ */
+export type RequestFitter = (messages: Message[], call: { purpose: Purpose; scope: string; signal?: AbortSignal | undefined }) => Promise<Message[]>;
+
 /** Where and how a single-shot role call (plan, verify) is observed. */
 export interface ModelCallContext {
   backend: LlmBackend;
@@ -17,6 +23,7 @@ export interface ModelCallContext {
   scope: string;
   emit?: EmitEvent | undefined;
   countTokens?: RequestTokenCounter | undefined;
+  fit?: RequestFitter | undefined;
   now?: (() => number) | undefined;
   signal?: AbortSignal | undefined;
 }
@@ -43,6 +50,10 @@ export async function callModel(
 ): Promise<GenerateResult> {
   const now = context.now ?? Date.now;
   const count = context.countTokens ?? estimateRequestTokens;
+  if (context.fit) {
+    const call = { purpose: context.purpose, scope: context.scope, signal: context.signal };
+    request = { ...request, messages: await context.fit(request.messages, call) };
+  }
   context.emit?.({
     type: 'llm-request',
     runId: context.runId,

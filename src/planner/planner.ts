@@ -9,7 +9,7 @@ import { HarnessError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
 import type { PlannedSubtask } from '../harness/types.js';
 import { askJson } from '../json/ask-json.js';
-import type { RequestTokenCounter } from '../json/call-model.js';
+import type { RequestFitter, RequestTokenCounter } from '../json/call-model.js';
 import { PLANNER_PROMPT } from '../prompts/planner.js';
 import { renderTemplate } from '../prompts/template.js';
 
@@ -57,6 +57,8 @@ export interface PlannerOptions {
   prompt?: string;
   emit?: EmitEvent;
   countTokens?: RequestTokenCounter;
+  /** Fits each request into the window (the harness passes its memory); requests go out unchanged without it. */
+  fit?: RequestFitter;
   now?: () => number;
 }
 
@@ -99,6 +101,7 @@ export class Planner implements PlannerLike {
         scope: 'plan',
         emit: this.options.emit,
         countTokens: this.options.countTokens,
+        fit: this.options.fit,
         now: this.options.now,
         signal: input.signal,
       },

@@ -47,6 +47,8 @@ export interface Tool<Input = unknown> {
   readonly observation: ObservationKind;
   /** Per-call timeout; the harness default applies when absent. */
   readonly timeoutMs?: number;
+  /** Things the user should know before a run (e.g. that no sandbox is available); the harness reports them in `run-start`. */
+  readonly warnings?: readonly string[];
   execute(input: Input, context: ToolContext): ToolOutput | Promise<ToolOutput>;
 }
 

@@ -9,7 +9,7 @@ import { HarnessError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
 import type { Defect, Deliverable, Verdict } from '../harness/types.js';
 import { askJson } from '../json/ask-json.js';
-import type { RequestTokenCounter } from '../json/call-model.js';
+import type { RequestFitter, RequestTokenCounter } from '../json/call-model.js';
 import { dataBlock } from '../prompts/template.js';
 import { VERIFIER_PROMPT } from '../prompts/verifier.js';
 import type { Workspace } from '../workspace/types.js';
@@ -68,6 +68,8 @@ export interface VerifierOptions {
   previewBudgetChars?: number;
   emit?: EmitEvent;
   countTokens?: RequestTokenCounter;
+  /** Fits each request into the window (the harness passes its memory); requests go out unchanged without it. */
+  fit?: RequestFitter;
   now?: () => number;
 }
 
@@ -143,6 +145,7 @@ export class Verifier implements VerifierLike {
         scope: `verify-${attempt}`,
         emit: this.options.emit,
         countTokens: this.options.countTokens,
+        fit: this.options.fit,
         now: this.options.now,
         signal: input.signal,
       },

@@ -16,7 +16,10 @@ afterEach(async () => {
 });
 
 describe('Executor with the shipped MemoryManager and LocalWorkspace', () => {
-  it('bounds a large tool output before it enters the dialogue and keeps the loop going', async () => {
+  it.each([
+    ['an explicit MemoryManager', () => new MemoryManager()],
+    ['no memory option (the paper defaults apply)', () => undefined],
+  ])('bounds a large tool output before it enters the dialogue with %s', async (_label, makeMemory) => {
     workspace = await LocalWorkspace.create();
     const dump = defineTool({
       name: 'dump',
@@ -26,10 +29,11 @@ describe('Executor with the shipped MemoryManager and LocalWorkspace', () => {
     });
     const backend = new ScriptedBackend({ execute: [toolCall('dump'), submit('summarised')] });
     const events: EventInput[] = [];
+    const memory = makeMemory();
     const executor = new Executor({
       backend,
       tools: new ToolRegistry([dump]),
-      memory: new MemoryManager(),
+      ...(memory ? { memory } : {}),
       emit: (event) => events.push(event),
     });
     const result = await executor.run({

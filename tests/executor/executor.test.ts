@@ -488,8 +488,8 @@ describe('Executor options', () => {
     }
   });
 
-  it('rejects a missing memory', () => {
-    expect(() => new Executor({ ...base(), memory: undefined as never })).toThrow(/"memory"/);
+  it('rejects a memory that does not implement ExecutionMemory', () => {
+    expect(() => new Executor({ ...base(), memory: { fitRequest: () => [] } as never })).toThrow(/"memory"/);
   });
 
   it('rejects invalid run input with invalid-input', async () => {

@@ -10,6 +10,7 @@ import type { VerifierLike } from '../../src/verifier/verifier.js';
 import { planOf, reply, submit, toolCall, verdict } from '../../src/testing/replies.js';
 import { ScriptedBackend } from '../../src/testing/scripted-backend.js';
 import { defineTool } from '../../src/tools/define-tool.js';
+import { executeCommandTool } from '../../src/tools/builtin/execute-command.js';
 import { tempDir, textOf, writeFile } from './helpers.js';
 
 const TASK = 'Research two river facts and write rivers.md with both, in English.';
@@ -495,23 +496,19 @@ describe('createHarness: wiring', () => {
   });
 
   it('puts warnings reported by tools into run-start', async () => {
-    const shell = {
-      ...defineTool({ name: 'shell', description: 'Runs commands.', input: z.object({}), execute: () => 'ok' }),
-      warnings: async () => ['bubblewrap is not available; every command needs approval'],
-    };
     const harness = createHarness({
       backend: new ScriptedBackend({ execute: [submit('x')] }),
-      tools: [shell],
+      tools: [executeCommandTool({ sandbox: 'none' })],
       decomposition: false,
       verification: false,
       workspace: await tempDir(),
     });
     const events = collect(harness);
     await harness.run(TASK);
-    expect(events[0]).toMatchObject({
-      type: 'run-start',
-      warnings: ['shell: bubblewrap is not available; every command needs approval'],
-    });
+    expect(events[0]).toMatchObject({ type: 'run-start' });
+    const warnings = (events[0] as { warnings: string[] }).warnings;
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^execute_command: Sandbox disabled/);
   });
 
   it('rejects invalid options and input with messages naming them', async () => {

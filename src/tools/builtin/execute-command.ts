@@ -218,5 +218,5 @@ export function executeCommandTool(options: ExecuteCommandToolOptions = {}): Exe
       return { text: lines.join('\n'), files };
     },
   });
-  return Object.freeze({ ...tool, execute: tool.execute, sandbox: status, policy });
+  return Object.freeze({ ...tool, execute: tool.execute, sandbox: status, policy, warnings: status.warning ? [status.warning] : [] });
 }

@@ -333,5 +333,5 @@ export function pythonInterpreterTool(options: PythonInterpreterToolOptions = {}
       return { text: lines.join('\n'), files };
     },
   });
-  return Object.freeze({ ...tool, sandbox: status });
+  return Object.freeze({ ...tool, sandbox: status, warnings: status.warning ? [status.warning] : [] });
 }
