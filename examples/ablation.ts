@@ -14,7 +14,7 @@ import { ScriptedBackend, reply } from '../src/testing/index.js';
 import { ABLATION_TASKS, type AgentIfTask } from './support/ablation-tasks.js';
 import { backendFromEnv } from './support/backend-from-env.js';
 import { replayBackend } from './support/replay-backend.js';
-import { writeToFile } from './support/write-tool.js';
+import { demoTools } from './support/demo-tools.js';
 
 const CONFIGS = [
   { name: 'DIRECT', decomposition: false, verification: false },
@@ -96,7 +96,7 @@ for (const config of CONFIGS) {
     const backend = live?.backend ?? replayBackend(task.replay);
     const harness = createHarness({
       backend,
-      tools: [writeToFile],
+      tools: demoTools(),
       decomposition: config.decomposition,
       verification: config.verification,
     });

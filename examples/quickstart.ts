@@ -9,7 +9,7 @@
 import { createHarness, type LlmBackend } from '../src/index.js';
 import { backendFromEnv } from './support/backend-from-env.js';
 import { replayBackend } from './support/replay-backend.js';
-import { writeToFile } from './support/write-tool.js';
+import { demoTools } from './support/demo-tools.js';
 
 const task =
   'Plan a relaxed 3-day trip to Lisbon for two people in spring. Write itinerary.md with three sections: ' +
@@ -35,9 +35,12 @@ if (live) {
   });
 }
 
-const harness = createHarness({ backend, tools: [writeToFile] });
+const harness = createHarness({ backend, tools: demoTools() });
 
-harness.on('run-start', (e) => console.log(`\n▶ run ${e.runId}\n  workspace: ${e.workspace}`));
+harness.on('run-start', (e) => {
+  console.log(`\n▶ run ${e.runId}\n  workspace: ${e.workspace}`);
+  for (const warning of e.warnings) console.log(`  ⚠ ${warning}`);
+});
 harness.on('plan-created', (e) => {
   console.log(`\n📋 plan (${e.plan.length} subtask${e.plan.length === 1 ? '' : 's'}${e.fallback ? `, ${e.fallback}` : ''})`);
   for (const s of e.plan) console.log(`   ${s.id}: ${s.title}`);
