@@ -9,4 +9,6 @@ export default defineConfig({
   target: 'node20',
   splitting: false,
   treeshake: true,
+  // The tokenizer loads its encoding with createRequire(import.meta.url), which the CJS build must provide.
+  shims: true,
 });

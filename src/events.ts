@@ -87,10 +87,14 @@ export type MemoryTruncateEvent = EventBase &
     toolName: string;
     callId: string;
     strategy: 'snippets' | 'summary' | 'preview' | 'head-tail';
+    /** Size of the raw output; the shipped memory estimates it from the characters per token counted so far. */
     tokensBefore: number;
+    /** Size of the observation that enters the dialogue (estimated likewise, except for file previews). */
     tokensAfter: number;
-    /** Workspace-relative path of the saved full output. */
+    /** Workspace-relative path of the log holding the full output. */
     savedTo?: string;
+    /** The lines of `savedTo` that hold this output (read them with `read_file`'s startLine/endLine). */
+    savedLines?: { start: number; end: number };
   };
 export type MemoryCompressEvent = EventBase &
   CallScope & { type: 'memory-compress'; tokensBefore: number; tokensAfter: number; roundsSummarized: number };

@@ -16,7 +16,8 @@ function digestOf(message: Extract<Message, { role: 'tool' }>, savedTo: string |
     typeof message.content === 'string'
       ? message.content
       : message.content.map((part) => (part.type === 'text' ? part.text : '[image]')).join(' ');
-  const gist = text.replace(/\s+/g, ' ').trim().slice(0, DIGEST_CHARS);
+  // Only the start is needed: folding white space over the whole output would cost a pass over all of it.
+  const gist = text.slice(0, DIGEST_CHARS * 4).replace(/\s+/g, ' ').trim().slice(0, DIGEST_CHARS);
   const where = savedTo ? `full output: ${savedTo} (read_file it to see it again)` : 'full output not saved';
   return `${AGED_PREFIX} ${message.toolName} result (${text.length} chars) collapsed; starts "${gist}…"; ${where}.`;
 }

@@ -41,7 +41,7 @@ export interface PruneResult {
 }
 
 const STUB_PREFIX = '[pruned]';
-const SAVED_PATH = /\.harness\/outputs\/[\w.-]+\.txt/;
+const SAVED_PATH = /\.harness\/outputs\/[\w.-]+\.txt(?: lines \d+-\d+)?/;
 
 /** True for a tool message that already is a one-line stub. */
 export function isStub(message: Message): boolean {

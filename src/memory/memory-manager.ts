@@ -1,5 +1,4 @@
-import { writeFileSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { LlmBackend, Message, ToolSpec } from '../backend/types.js';
 import { DEFAULTS } from '../defaults.js';
@@ -22,8 +21,6 @@ const SUMMARIZER_INPUT_SHARE = 0.5;
 const TRANSCRIPT_MESSAGE_CHARS = 4_000;
 /** A file read always shows at least this much, even when the scope's parser budget is used up. */
 const MIN_FILE_PREVIEW_CHARS = 1_000;
-/** Outputs up to this size are saved with one synchronous write. */
-const SYNC_WRITE_MAX_CHARS = 256_000;
 /** After an overflow error from the backend, prune to this share of the window. */
 const OVERFLOW_TARGET = 0.8;
 
@@ -38,6 +35,24 @@ interface Bounded {
 function windowOf(backend: LlmBackend): number {
   const window = backend.contextWindow;
   return Number.isFinite(window) && window > 0 ? window : DEFAULTS.contextWindow;
+}
+
+/** Where a full output was saved: a range of lines of its scope's log, or nowhere when saving failed. */
+type SavedOutput = { path: string; lines: { start: number; end: number }; location: string } | { path: string; location: undefined };
+
+function linesIn(text: string): number {
+  let lines = 0;
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) lines++;
+  return lines;
+}
+
+/** The text of a log this manager has not written to yet (another manager's, or one left from an earlier attempt). */
+function existingText(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
 }
 
 function safeName(text: string): string {
@@ -66,6 +81,8 @@ export class MemoryManager implements ExecutionMemory {
   private readonly fileTokens = new Map<string, number>();
   // Output directories already created, so a step does not pay for mkdir.
   private readonly directories = new Set<string>();
+  // Lines in each output log so far, by absolute path, so an append knows its line range without reading.
+  private readonly logLines = new Map<string, number>();
 
   constructor(options: MemoryManagerOptions = {}) {
     this.options = parseMemoryOptions(options);
@@ -84,45 +101,44 @@ export class MemoryManager implements ExecutionMemory {
 
   /**
    * Bounds a tool result by its observation kind; a cut output is saved under `.harness/outputs/` and named.
-   * The `memory-truncate` event's `tokensBefore` is extrapolated from the bounded text's tokens per
-   * character: tokenizing every raw output in full would cost more than the rest of the step.
+   * The `memory-truncate` event's token figures are estimated from the characters per token counted so far:
+   * tokenizing the raw output, and the observation once more before the dialogue counts it, would cost more
+   * than the rest of the step. Budgets always use exact counts.
    */
   async boundObservation(invocation: ToolInvocation, scope: MemoryScope): Promise<string> {
     const { text } = invocation;
     const o = this.options;
-    const path = `${OUTPUTS_DIR}/${safeName(scope.scope)}-${safeName(invocation.callId)}.txt`;
-    const note = `full output saved to ${path}; read_file it for the rest`;
+    let saved: SavedOutput | undefined;
+    // Saving happens before any await, so parallel calls of one reply append to the log one after another.
+    const note = (): string => {
+      saved ??= this.save(invocation, scope);
+      return saved.location
+        ? `full output saved to ${saved.location}; read_file it (startLine/endLine) for the rest`
+        : 'the full output could not be saved';
+    };
     let bounded: Bounded | undefined;
     switch (invocation.observation) {
       case 'search':
         if (text.length > o.toolMessageChars) {
-          bounded = { text: searchSnippets(text, o.toolMessageChars, note), strategy: 'snippets' };
+          bounded = { text: searchSnippets(text, o.toolMessageChars, note()), strategy: 'snippets' };
         }
         break;
       case 'visit':
-        if (text.length > o.visitSummaryThresholdChars) bounded = await this.boundVisit(text, scope, note);
+        if (text.length > o.visitSummaryThresholdChars) bounded = await this.boundVisit(text, scope, note());
         break;
       case 'file':
         bounded = this.boundFile(text, scope, note);
         break;
       default:
         if (text.length > o.toolMessageChars) {
-          bounded = { text: headTail(text, o.toolMessageChars, note), strategy: 'head-tail' };
+          bounded = { text: headTail(text, o.toolMessageChars, note()), strategy: 'head-tail' };
         }
     }
     if (!bounded) {
-      if (o.observationAging !== false && text.length > 0) await this.save(invocation, scope, path);
+      if (o.observationAging !== false && text.length > 0) note();
       return text;
     }
-    // A large write runs on the thread pool while this thread counts tokens.
-    const writing = this.save(invocation, scope, path);
-    let tokensAfter = bounded.tokens ?? this.counter.text(bounded.text);
-    const savedTo = await writing;
-    let observation = bounded.text;
-    if (savedTo === undefined) {
-      observation = observation.split(note).join('the full output could not be saved');
-      tokensAfter = this.counter.text(observation);
-    }
+    const tokensAfter = bounded.tokens ?? this.counter.estimate(bounded.text);
     scope.emit({
       type: 'memory-truncate',
       runId: scope.runId,
@@ -131,11 +147,11 @@ export class MemoryManager implements ExecutionMemory {
       toolName: invocation.toolName,
       callId: invocation.callId,
       strategy: bounded.strategy,
-      tokensBefore: Math.max(tokensAfter, Math.round((tokensAfter * text.length) / Math.max(1, observation.length))),
+      tokensBefore: Math.max(tokensAfter, this.counter.estimate(text)),
       tokensAfter,
-      savedTo,
+      ...(saved?.location ? { savedTo: saved.path, savedLines: saved.lines } : {}),
     });
-    return observation;
+    return bounded.text;
   }
 
   /**
@@ -250,7 +266,7 @@ export class MemoryManager implements ExecutionMemory {
     return { text: observation, strategy: 'summary' };
   }
 
-  private boundFile(text: string, scope: MemoryScope, note: string): Bounded | undefined {
+  private boundFile(text: string, scope: MemoryScope, note: () => string): Bounded | undefined {
     const o = this.options;
     const key = `${scope.runId}\u0000${scope.scope}`;
     const used = this.fileTokens.get(key) ?? 0;
@@ -265,7 +281,7 @@ export class MemoryManager implements ExecutionMemory {
     const charsPerToken = sample.length / Math.max(1, Number.isFinite(tokens) ? tokens : this.counter.text(sample));
     const allowed = Math.max(MIN_FILE_PREVIEW_CHARS, Math.min(o.filePreviewChars, Math.floor(remaining * charsPerToken)));
     const budgetNote = allowed < o.filePreviewChars ? '; this scope has nearly used its file-preview budget' : '';
-    const preview = headTail(text, allowed, `${note}${budgetNote}`);
+    const preview = headTail(text, allowed, `${note()}${budgetNote}`);
     const previewTokens = this.counter.text(preview);
     this.fileTokens.set(key, used + previewTokens);
     return { text: preview, strategy: 'preview', tokens: previewTokens };
@@ -331,26 +347,35 @@ export class MemoryManager implements ExecutionMemory {
     return `${scope.runId}\u0000${scope.scope}\u0000${callId}`;
   }
 
-  private async save(invocation: ToolInvocation, scope: MemoryScope, path: string): Promise<string | undefined> {
+  /**
+   * Appends a full output to its scope's log (`.harness/outputs/<scope>.txt`) under a header line and returns
+   * where it stands. One append per output keeps a step cheap: creating a file per output costs far more
+   * than writing it. A failed append is retried once with the directory re-created.
+   */
+  private save(invocation: ToolInvocation, scope: MemoryScope): SavedOutput {
+    const path = `${OUTPUTS_DIR}/${safeName(scope.scope)}.txt`;
     const absolute = join(scope.workspace.root, path);
     const directory = dirname(absolute);
-    // A second attempt re-creates the directory, in case it was removed since it was first made.
+    const body = invocation.text.endsWith('\n') ? invocation.text : `${invocation.text}\n`;
+    const block = `===== ${invocation.toolName} ${invocation.callId} =====\n${body}`;
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
         if (!this.directories.has(directory)) {
-          await mkdir(directory, { recursive: true });
+          mkdirSync(directory, { recursive: true });
           this.directories.add(directory);
         }
-        // A small write is cheaper done at once than as three thread-pool round trips (open, write,
-        // close), which cost about a millisecond per step on a busy machine; a large one must not block.
-        if (invocation.text.length <= SYNC_WRITE_MAX_CHARS) writeFileSync(absolute, invocation.text, 'utf8');
-        else await writeFile(absolute, invocation.text, 'utf8');
-        if (this.options.observationAging !== false) this.saved.set(this.key(scope, invocation.callId), path);
-        return path;
+        const before = this.logLines.get(absolute) ?? linesIn(existingText(absolute));
+        appendFileSync(absolute, block, 'utf8');
+        const lines = { start: before + 2, end: before + linesIn(block) };
+        this.logLines.set(absolute, lines.end);
+        const location = `${path} lines ${lines.start}-${lines.end}`;
+        if (this.options.observationAging !== false) this.saved.set(this.key(scope, invocation.callId), location);
+        return { path, lines, location };
       } catch {
-        if (!this.directories.delete(directory)) return undefined;
+        this.logLines.delete(absolute);
+        if (!this.directories.delete(directory)) break;
       }
     }
-    return undefined;
+    return { path, location: undefined };
   }
 }

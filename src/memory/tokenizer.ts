@@ -1,5 +1,4 @@
-import { GptEncoding } from 'gpt-tokenizer/GptEncoding';
-import { resolveEncoding } from 'gpt-tokenizer/resolveEncoding';
+import { createRequire } from 'node:module';
 
 /** Counts the tokens of a text; plug in your model's own tokenizer through `MemoryManager`'s `tokenizer` option. */
 export interface Tokenizer {
@@ -12,22 +11,31 @@ export const GPT_ENCODINGS = ['o200k_base', 'o200k_harmony', 'cl100k_base', 'p50
 /** A gpt-tokenizer encoding name. */
 export type GptEncodingName = (typeof GPT_ENCODINGS)[number];
 
-// Building an encoder costs tens of megabytes; share one per encoding across managers.
-const encoders = new Map<GptEncodingName, GptEncoding>();
+/** The part of a gpt-tokenizer encoding module the harness uses. */
+interface EncodingModule {
+  countTokens(text: string, options: { disallowedSpecial: Set<string> }): number;
+}
+
+// An encoding's rank table costs tens of megabytes: load only the encodings in use, once, on first count.
+const encodings = new Map<GptEncodingName, EncodingModule>();
 // Tool output is untrusted text: a literal "<|endoftext|>" must count as text, not throw.
 const NO_SPECIAL_TOKENS = { disallowedSpecial: new Set<string>() };
 
-/** A {@link Tokenizer} backed by gpt-tokenizer (default encoding `o200k_base`); the encoder is built on first use. */
+function loadEncoding(name: GptEncodingName): EncodingModule {
+  let encoding = encodings.get(name);
+  if (!encoding) {
+    // Synchronous on purpose (counting is synchronous); gpt-tokenizer ships a CommonJS build for this.
+    encoding = createRequire(import.meta.url)(`gpt-tokenizer/encoding/${name}`) as EncodingModule;
+    encodings.set(name, encoding);
+  }
+  return encoding;
+}
+
+/** A {@link Tokenizer} backed by gpt-tokenizer (default encoding `o200k_base`); the encoding loads on first use. */
 export function gptTokenizer(encoding: GptEncodingName = 'o200k_base'): Tokenizer {
   return {
     count(text: string): number {
-      if (text.length === 0) return 0;
-      let encoder = encoders.get(encoding);
-      if (!encoder) {
-        encoder = GptEncoding.getEncodingApi(encoding, resolveEncoding);
-        encoders.set(encoding, encoder);
-      }
-      return encoder.countTokens(text, NO_SPECIAL_TOKENS);
+      return text.length === 0 ? 0 : loadEncoding(encoding).countTokens(text, NO_SPECIAL_TOKENS);
     },
   };
 }

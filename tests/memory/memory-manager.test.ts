@@ -78,8 +78,10 @@ describe('boundObservation', () => {
     expect(out.length).toBeLessThanOrEqual(8_002);
     expect(out.startsWith(text.slice(0, 1000))).toBe(true);
     expect(out.endsWith(text.slice(-1000))).toBe(true);
-    expect(out).toContain('.harness/outputs/subtask-1-call_7.txt');
-    expect(readFileSync(join(ws.root, '.harness/outputs/subtask-1-call_7.txt'), 'utf8')).toBe(text);
+    const location = /\.harness\/outputs\/subtask-1\.txt lines (\d+)-(\d+)/.exec(out);
+    expect(location).not.toBeNull();
+    const lines = { start: Number(location![1]), end: Number(location![2]) };
+    expect(savedLines(ws.root, '.harness/outputs/subtask-1.txt', lines)).toBe(text);
     expect(scope.events).toEqual([
       expect.objectContaining({
         type: 'memory-truncate',
@@ -87,7 +89,8 @@ describe('boundObservation', () => {
         toolName: 'probe',
         callId: 'call/7',
         scope: 'subtask-1',
-        savedTo: '.harness/outputs/subtask-1-call_7.txt',
+        savedTo: '.harness/outputs/subtask-1.txt',
+        savedLines: lines,
       }),
     ]);
     const event = scope.events[0] as { tokensBefore: number; tokensAfter: number };
@@ -233,12 +236,20 @@ describe('fitRequest', () => {
       dialogue.push(assistant!, { role: 'tool', toolCallId: `r${i}-0`, toolName: 'probe', content });
     }
     const fitted = await aging.fitRequest({ messages: dialogue, tools, protectedCount: 2 }, scope);
-    expect(fitted[3]!.content).toContain('.harness/outputs/subtask-1-r0-0.txt');
-    expect(fitted[5]!.content).toContain('.harness/outputs/subtask-1-r1-0.txt');
+    const digest = (message: Message | undefined) => {
+      const match = /full output: (\S+) lines (\d+)-(\d+)/.exec(String(message?.content));
+      return match ? savedLines(ws.root, match[1]!, { start: Number(match[2]), end: Number(match[3]) }) : undefined;
+    };
+    expect(digest(fitted[3])).toBe('output 0 '.repeat(100));
+    expect(digest(fitted[5])).toBe('output 1 '.repeat(100));
     expect(fitted[7]).toBe(dialogue[7]);
-    expect(readFileSync(join(ws.root, '.harness/outputs/subtask-1-r0-0.txt'), 'utf8')).toBe('output 0 '.repeat(100));
   });
 });
+
+/** The given lines of a saved-output log, joined: what `read_file` with startLine/endLine shows the model. */
+function savedLines(root: string, path: string, lines: { start: number; end: number }): string {
+  return readFileSync(join(root, path), 'utf8').split('\n').slice(lines.start - 1, lines.end).join('\n');
+}
 
 describe('fitRequest properties', () => {
   const summaryArb = fc.oneof(fc.constant('fail'), fc.integer({ min: 1, max: 20_000 }));
