@@ -166,3 +166,4 @@ export { Verifier, type SubtaskAnswer, type VerifierLike, type VerifierOptions, 
 export { Repairer, type RepairInput, type RepairOutcome, type RepairerLike, type RepairerOptions } from './repairer/index.js';
 export { PLANNER_PROMPT, REPAIRER_PROMPT, SYNTHESIZER_PROMPT, VERIFIER_PROMPT, renderTemplate } from './prompts/index.js';
 export { askJson, extractJson, parseJsonReply, type AskJsonResult, type JsonReplyParse } from './json/index.js';
+export type { ModelCallContext, RequestFitter, RequestTokenCounter } from './json/call-model.js';

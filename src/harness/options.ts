@@ -49,7 +49,7 @@ const LimitsSchema = z.strictObject({
   toolTimeoutMs: count(DEFAULTS.toolTimeoutMs),
 });
 
-const roleNames = ['plan', 'execute', 'synthesize', 'verify', 'repair', 'summarize', 'vision'] as const;
+const roleNames = ['plan', 'execute', 'synthesize', 'verify', 'repair', 'summarize', 'vision'] as const satisfies readonly RoleName[];
 
 /** The option schema of `createHarness`. */
 export const HarnessOptionsSchema = z.strictObject({
@@ -94,7 +94,7 @@ export type HarnessOptions = z.input<typeof HarnessOptionsSchema>;
 /** The options after defaults. @internal */
 export type ResolvedHarnessOptions = z.output<typeof HarnessOptionsSchema>;
 /** A role that can have its own backend through `roles`. */
-export type RoleName = (typeof roleNames)[number];
+export type RoleName = 'plan' | 'execute' | 'synthesize' | 'verify' | 'repair' | 'summarize' | 'vision';
 
 /** Validates `createHarness` options; a bad one throws `invalid-options` naming it and what is allowed. @internal */
 export function parseHarnessOptions(options: HarnessOptions): ResolvedHarnessOptions {
