@@ -24,6 +24,7 @@ import {
 } from '../prompts/executor.js';
 import { ToolRegistry, toWorkspaceRelative } from '../tools/registry.js';
 import type { ToolContext, ToolInvocation } from '../tools/types.js';
+import { raceSignal } from '../util/race-signal.js';
 import type { Workspace } from '../workspace/types.js';
 
 const MAX_TIMER_MS = 2_147_483_647;
@@ -524,20 +525,7 @@ class Loop {
       return Promise.reject(this.stop.error);
     }
     const signal = this.controller.signal;
-    return new Promise<T>((resolve, reject) => {
-      const onAbort = () => reject(this.stop?.error ?? toHarnessError(signal.reason));
-      signal.addEventListener('abort', onAbort, { once: true });
-      work.then(
-        (value) => {
-          signal.removeEventListener('abort', onAbort);
-          resolve(value);
-        },
-        (error: unknown) => {
-          signal.removeEventListener('abort', onAbort);
-          reject(error);
-        },
-      );
-    });
+    return raceSignal(work, signal, () => this.stop?.error ?? toHarnessError(signal.reason));
   }
 
   private finish(error: unknown): ExecutorResult {

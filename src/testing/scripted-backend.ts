@@ -8,6 +8,7 @@ import type {
   StreamPart,
 } from '../backend/types.js';
 import { HarnessError } from '../errors.js';
+import { raceSignal } from '../util/race-signal.js';
 
 /** One scripted answer: a result, an error to throw, or a function of the request. */
 export type ScriptStep =
@@ -106,7 +107,7 @@ export class ScriptedBackend implements LlmBackend {
     const index = this.calls.length;
     this.calls.push(recordRequest(request));
     const produced = this.produce(request, index);
-    const result = await raceSignal(Promise.resolve(produced), request.signal);
+    const result = await raceSignal(Promise.resolve(produced), request.signal, () => abortError(request.signal!));
     return this.withUsage(request.messages, result);
   }
 
@@ -205,20 +206,3 @@ function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw abortError(signal);
 }
 
-function raceSignal<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortError(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}

@@ -6,6 +6,7 @@ import type { ApprovalRequest } from '../../../src/tools/builtin/command-policy.
 import { executeCommandTool, type ExecuteCommandToolOptions } from '../../../src/tools/builtin/execute-command.js';
 import type { ToolOutput } from '../../../src/tools/types.js';
 import { createTestContext, type TestContext } from './support/context.js';
+import { alive } from './support/process.js';
 
 let test: TestContext | undefined;
 afterEach(async () => {
@@ -29,21 +30,6 @@ async function refusal(promise: Promise<unknown>): Promise<HarnessError> {
   );
   expect(HarnessError.isInstance(error), `expected a HarnessError, got ${String(error)}`).toBe(true);
   return error as HarnessError;
-}
-
-/** True while the process runs; a killed process nobody reaped yet (a zombie) counts as ended. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
 }
 
 describe('executeCommandTool under the policy', () => {

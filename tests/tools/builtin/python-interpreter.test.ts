@@ -1,10 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HarnessError } from '../../../src/errors.js';
 import type { ApprovalRequest } from '../../../src/tools/builtin/command-policy.js';
 import { pythonInterpreterTool, type PythonInterpreterToolOptions } from '../../../src/tools/builtin/python-interpreter.js';
 import type { ToolContext, ToolOutput } from '../../../src/tools/types.js';
 import { createTestContext, type TestContext } from './support/context.js';
+import { alive } from './support/process.js';
 
 const contexts: TestContext[] = [];
 afterEach(async () => {
@@ -24,20 +24,6 @@ function textOf(output: ToolOutput): string {
 function python(options: PythonInterpreterToolOptions = {}): (code: string, ctx: ToolContext, reset?: boolean) => Promise<ToolOutput> {
   const tool = pythonInterpreterTool({ sandbox: 'none', ...options });
   return (code, ctx, reset) => Promise.resolve(tool.execute(tool.input.parse({ code, reset }), ctx));
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
 }
 
 describe('pythonInterpreterTool', () => {
