@@ -3,7 +3,7 @@
  * @module
  */
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { LlmBackend, Purpose } from '../backend/types.js';
 import { DEFAULTS } from '../defaults.js';
@@ -26,7 +26,7 @@ import { ToolRegistry } from '../tools/registry.js';
 import { Verifier, type VerifierLike } from '../verifier/verifier.js';
 import { LocalWorkspace } from '../workspace/local-workspace.js';
 import type { Workspace } from '../workspace/types.js';
-import { partialDeliverable, renderCheckpoints, toCheckpoint } from './checkpoints.js';
+import { CHECKPOINT_ANSWER_CHARS, partialDeliverable, renderCheckpoints, toCheckpoint } from './checkpoints.js';
 import type { ExecutorLike } from './components.js';
 import { parseHarnessOptions, type HarnessOptions, type ResolvedHarnessOptions, type RoleName } from './options.js';
 import { buildReport } from './report.js';
@@ -322,18 +322,35 @@ class PipelineRun {
       }
       const completed = result?.status === 'completed';
       const error = completed ? undefined : (previousError ?? this.stopMessage());
+      const answer = result?.answer ?? '';
+      const answerFile = await this.saveLongAnswer(subtask.id, answer);
       const record: SubtaskRecord = {
         ...subtask,
         status: completed ? 'completed' : 'failed',
         attempts,
-        answer: result?.answer ?? '',
+        answer,
         files: [...(result?.files ?? [])],
+        ...(answerFile ? { answerFile } : {}),
         ...(error ? { error } : {}),
       };
       this.records.push(record);
       this.emit({ type: 'subtask-finish', runId: this.init.runId, record });
     }
     this.checkStop('execute');
+  }
+
+  /** Saves an answer too long for a checkpoint under `.harness/answers/`, so later loops can read all of it. */
+  private async saveLongAnswer(subtaskId: string, answer: string): Promise<string | undefined> {
+    if (answer.length <= CHECKPOINT_ANSWER_CHARS) return undefined;
+    const relative = `.harness/answers/${subtaskId}.md`;
+    try {
+      const absolute = path.join(this.init.workspace.root, relative);
+      await mkdir(path.dirname(absolute), { recursive: true });
+      await writeFile(absolute, answer, 'utf8');
+      return relative;
+    } catch {
+      return undefined;
+    }
   }
 
   private async synthesizeStage(): Promise<void> {

@@ -47,6 +47,8 @@ export interface SubtaskRecord extends PlannedSubtask {
   attempts: number;
   answer: string;
   files: string[];
+  /** Workspace-relative path of the full answer, saved when it is too long to pass on whole. */
+  answerFile?: string;
   error?: string;
 }
 

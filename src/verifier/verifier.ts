@@ -10,6 +10,8 @@ import type { EmitEvent } from '../events.js';
 import type { Defect, Deliverable, Verdict } from '../harness/types.js';
 import { askJson } from '../json/ask-json.js';
 import type { RequestFitter, RequestTokenCounter } from '../json/call-model.js';
+import { CHECKPOINT_ANSWER_CHARS } from '../harness/checkpoints.js';
+import { headTail } from '../memory/truncate.js';
 import { dataBlock } from '../prompts/template.js';
 import { VERIFIER_PROMPT } from '../prompts/verifier.js';
 import type { Workspace } from '../workspace/types.js';
@@ -32,6 +34,8 @@ export interface SubtaskAnswer {
   status: string;
   answer: string;
   files: readonly string[];
+  /** Workspace-relative path of the full answer when `answer` is long. */
+  answerFile?: string;
 }
 
 /** What {@link Verifier.verify} receives. */
@@ -200,7 +204,8 @@ function verifyRequestText(input: VerifyInput, delivered: string[], attached: st
     parts.push('', '## Subtask answers the deliverable was built from');
     answers.forEach((a, i) => {
       const files = a.files.length ? `\nFiles: ${a.files.join(', ')}` : '';
-      parts.push(`### ${i + 1}. ${a.title} (${a.status})\n${dataBlock('SUBTASK ANSWER', a.answer || '(empty)')}${files}`);
+      const answer = headTail(a.answer, CHECKPOINT_ANSWER_CHARS, a.answerFile ? `full answer in ${a.answerFile}` : 'answer shortened');
+      parts.push(`### ${i + 1}. ${a.title} (${a.status})\n${dataBlock('SUBTASK ANSWER', answer || '(empty)')}${files}`);
     });
   }
   parts.push(

@@ -26,6 +26,28 @@ function collect(harness: ReturnType<typeof createHarness>): HarnessEvent[] {
 }
 
 describe('createHarness: state passing between subtasks', () => {
+  it('passes a long answer on bounded, with its head, its tail and the saved full answer named', async () => {
+    const long = `ANSWER-HEAD ${'detail '.repeat(5_000)}ANSWER-TAIL`;
+    const backend = new ScriptedBackend({
+      plan: [planOf('Research', 'Summarise')],
+      execute: [submit(long), submit('short summary')],
+      synthesize: [submit('done')],
+      verify: [verdict(true)],
+    });
+    const result = await createHarness({ backend, tools: [writeFile], workspace: await tempDir() }).run(TASK);
+
+    expect(result.subtasks[0]?.answer).toBe(long);
+    expect(result.subtasks[0]?.answerFile).toBe('.harness/answers/subtask-1.md');
+    expect(await readFile(path.join(result.workspace, '.harness/answers/subtask-1.md'), 'utf8')).toBe(long);
+    for (const request of [backend.callsFor('execute')[1], backend.callsFor('synthesize')[0], backend.callsFor('verify')[0]]) {
+      const text = textOf(request);
+      expect(text).toContain('ANSWER-HEAD');
+      expect(text).toContain('ANSWER-TAIL');
+      expect(text).toContain('.harness/answers/subtask-1.md');
+      expect(text.length).toBeLessThan(long.length);
+    }
+  });
+
   it('gives subtask k the answers and files of earlier subtasks, in a fresh dialogue without their tool outputs', async () => {
     const backend = new ScriptedBackend({
       plan: [planOf('Find facts', 'Write file')],
