@@ -20,6 +20,8 @@ export interface ToolDefinition<S extends z.ZodType> {
   observation?: ObservationKind;
   /** Per-call timeout in milliseconds; the registry's default applies when absent. */
   timeoutMs?: number;
+  /** Things the user should know before a run (e.g. that the tool runs unsandboxed); reported in `run-start`. */
+  warnings?: readonly string[];
 }
 
 const DefinitionSchema = z.object({
@@ -30,6 +32,7 @@ const DefinitionSchema = z.object({
   readOnly: z.boolean().default(false),
   observation: z.enum(['search', 'visit', 'file', 'text']).default('text'),
   timeoutMs: z.number().int().positive('must be a positive integer of milliseconds').max(2_147_483_647).optional(),
+  warnings: z.array(z.string()).optional(),
 });
 
 /**
@@ -54,7 +57,7 @@ export function defineTool<S extends z.ZodType>(definition: ToolDefinition<S>): 
     const label = typeof definition?.name === 'string' ? ` "${definition.name}"` : '';
     throw new HarnessError('invalid-options', `defineTool${label}: option "${field}" ${issue?.message ?? 'is invalid'}.`);
   }
-  const { readOnly, observation, timeoutMs } = parsed.data;
+  const { readOnly, observation, timeoutMs, warnings } = parsed.data;
   const tool: Tool<z.output<S>> = {
     name: definition.name,
     description: definition.description,
@@ -62,6 +65,7 @@ export function defineTool<S extends z.ZodType>(definition: ToolDefinition<S>): 
     readOnly,
     observation,
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    ...(warnings?.length ? { warnings: [...warnings] } : {}),
     execute: (input, context) => definition.execute(input, context),
   };
   return Object.freeze(tool);

@@ -77,3 +77,12 @@ describe('defineTool', () => {
     expect(seen).toEqual([{ n: 2 }, 'subtask-3']);
   });
 });
+
+describe('defineTool warnings', () => {
+  it('keeps warnings for the run-start event and rejects non-string ones', () => {
+    const base = { name: 'shell', description: 'Runs commands.', input: z.object({}), execute: () => 'ok' };
+    expect(defineTool({ ...base, warnings: ['runs without a sandbox'] }).warnings).toEqual(['runs without a sandbox']);
+    expect(defineTool(base).warnings).toBeUndefined();
+    expect(() => defineTool({ ...base, warnings: [42 as unknown as string] })).toThrow(/warnings/);
+  });
+});
