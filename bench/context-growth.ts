@@ -125,7 +125,8 @@ async function runOnce(config: Configuration, outputs: string[]) {
       if (event.type === 'llm-request') {
         totals.promptTokens += event.requestTokens;
         if (event.purpose === 'summarize') totals.summarizeCalls++;
-        else totals.peakRequestTokens = Math.max(totals.peakRequestTokens, event.requestTokens);
+        // Every call counts for the peak, the summariser's too: each one must fit the window.
+        totals.peakRequestTokens = Math.max(totals.peakRequestTokens, event.requestTokens);
       } else if (event.type === 'memory-compress') totals.compressions++;
       else if (event.type === 'memory-prune') totals.prunes++;
     };
@@ -200,21 +201,45 @@ function inChild(script: string, config: Configuration): Promise<Measurement> {
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const pct = (n: number) => `${(n * 100).toFixed(1)} %`;
 
+const naiveOf = (rows: Measurement[], steps: number) => rows.find((r) => r.mode === 'naive' && r.steps === steps)!;
+
 /** Renders the measurements as a Markdown table with ratios to the naive loop. */
 export function table(rows: Measurement[]): string {
-  const naive = (steps: number) => rows.find((r) => r.mode === 'naive' && r.steps === steps)!;
   const lines = [
-    '| configuration | N | window | Σ prompt tokens | vs naive | peak request | peak / window | ms per step | vs naive | peak RSS (baseline) | compress / prune / summarize calls |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+    '| configuration | N | window | Σ prompt tokens | vs naive | peak request | vs naive | peak / window | ms per step | vs naive | peak RSS (baseline) | vs naive | compress / prune / summarize calls |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
   ];
   for (const r of rows) {
-    const base = naive(r.steps);
+    const base = naiveOf(rows, r.steps);
     const isNaive = r.mode === 'naive';
+    const ratio = (value: number, of: number) => (isNaive ? '—' : `${(value / of).toFixed(2)}×`);
     lines.push(
-      `| ${isNaive ? 'naive (whole history)' : r.mode === 'paper' ? 'memory, paper defaults' : 'memory + observation aging'} | ${r.steps} | ${isNaive ? 'unbounded' : fmt(r.window)} | ${fmt(r.promptTokens)} | ${isNaive ? '—' : pct(r.promptTokens / base.promptTokens)} | ${fmt(r.peakRequestTokens)} | ${isNaive ? '—' : r.peakRequestTokens / r.window <= 1 ? (r.peakRequestTokens / r.window).toFixed(3) : '>1'} | ${r.msPerStep.toFixed(3)} | ${isNaive ? '—' : `${(r.msPerStep / base.msPerStep).toFixed(2)}×`} | ${r.peakRssMb.toFixed(0)} MB (${r.baselineRssMb.toFixed(0)}) | ${isNaive ? '—' : `${r.compressions} / ${r.prunes} / ${r.summarizeCalls}`} |`,
+      `| ${isNaive ? 'naive (whole history)' : r.mode === 'paper' ? 'memory, paper defaults' : 'memory + observation aging'} | ${r.steps} | ${isNaive ? 'unbounded' : fmt(r.window)} | ${fmt(r.promptTokens)} | ${isNaive ? '—' : pct(r.promptTokens / base.promptTokens)} | ${fmt(r.peakRequestTokens)} | ${isNaive ? '—' : pct(r.peakRequestTokens / base.peakRequestTokens)} | ${isNaive ? '—' : r.peakRequestTokens / r.window <= 1 ? (r.peakRequestTokens / r.window).toFixed(3) : '>1'} | ${r.msPerStep.toFixed(3)} | ${ratio(r.msPerStep, base.msPerStep)} | ${r.peakRssMb.toFixed(0)} MB (${r.baselineRssMb.toFixed(0)}) | ${ratio(r.peakRssMb, base.peakRssMb)} | ${isNaive ? '—' : `${r.compressions} / ${r.prunes} / ${r.summarizeCalls}`} |`,
     );
   }
   return lines.join('\n');
+}
+
+/** Renders the issue's targets beside what was measured; it reports, it does not judge the run. */
+export function targets(rows: Measurement[]): string {
+  const bounded = rows.filter((r) => r.mode !== 'naive');
+  const at200 = (mode: Configuration['mode'], window: number) => rows.find((r) => r.mode === mode && r.steps === 200 && r.window === window);
+  const share = (r: Measurement | undefined) => (r ? r.promptTokens / naiveOf(rows, 200).promptTokens : Number.NaN);
+  const peak = Math.max(...bounded.map((r) => r.peakRequestTokens / r.window));
+  const ms = rows.filter((r) => r.mode !== 'naive' && r.steps === 200).map((r) => r.msPerStep);
+  const rss = Math.max(...bounded.map((r) => r.peakRssMb));
+  const row = (target: string, measured: string, met: boolean) => `| ${target} | ${measured} | ${met ? 'yes' : '**no**'} |`;
+  const aging = [share(at200('aging', 32_000)), share(at200('aging', 128_000))];
+  return [
+    '| target | measured | met |',
+    '|---|---|---|',
+    row('peak request ≤ 0.95 × window at every call', `max ${peak.toFixed(3)} × window`, peak <= 0.95),
+    row('Σ prompt tokens, N = 200, paper defaults, 32 000 window ≤ 10 % of naive', pct(share(at200('paper', 32_000))), share(at200('paper', 32_000)) <= 0.1),
+    row('Σ prompt tokens, N = 200, paper defaults, 128 000 window ≤ 20 % of naive', pct(share(at200('paper', 128_000))), share(at200('paper', 128_000)) <= 0.2),
+    row('Σ prompt tokens, N = 200, observation aging ≤ 5 % on both windows', aging.map(pct).join(' / '), aging.every((a) => a <= 0.05)),
+    row('harness overhead ≤ 1 ms per step at N = 200', `${Math.min(...ms).toFixed(2)}–${Math.max(...ms).toFixed(2)} ms`, Math.max(...ms) <= 1),
+    row('peak RSS ≤ 150 MB', `max ${rss.toFixed(0)} MB`, rss <= 150),
+  ].join('\n');
 }
 
 /** Runs every configuration, each in its own process, and prints the table. */
@@ -234,6 +259,7 @@ export async function main(): Promise<void> {
   }
   console.log(`context-growth: ${OUTPUT_CHARS}-char tool outputs, zero-latency backend, median of ${RUNS} runs, node ${process.version}\n`);
   console.log(table(rows));
+  console.log(`\n${targets(rows)}`);
 }
 
 if (process.argv[2] === '--child') {

@@ -231,6 +231,8 @@ class AnthropicBackend implements LlmBackend {
       try {
         event = JSON.parse(frame.data) as Record<string, unknown>;
       } catch (error) {
+        // Some proxies put plain text in an `event: error` frame; it is still the provider's error, not bad data.
+        if (frame.event === 'error') throw inBodyError({ error: { message: frame.data } }, this.errors);
         throw new HarnessError('invalid-response', `anthropic sent a stream frame that is not JSON: ${frame.data.slice(0, 200)}`, { cause: error });
       }
       const type = event.type ?? frame.event;

@@ -39,6 +39,26 @@ const KNOWN_HOSTS: Array<[RegExp, string]> = [
   [/(^|\.)ollama\.com$/, 'ollama'],
 ];
 
+/** The environment variable each provider's own docs keep the key in; named in 401/403 messages. */
+const KEY_ENV_VARS: Record<string, string> = {
+  openai: 'OPENAI_API_KEY',
+  deepseek: 'DEEPSEEK_API_KEY',
+  alibaba: 'DASHSCOPE_API_KEY',
+  zhipu: 'ZHIPU_API_KEY',
+  groq: 'GROQ_API_KEY',
+  openrouter: 'OPENROUTER_API_KEY',
+  google: 'GEMINI_API_KEY',
+};
+
+function credentialHint(hostProvider: string, keySent: boolean): string {
+  const missing = keySent ? '' : 'no API key was sent; ';
+  if (hostProvider === 'openai') return `${missing}set OPENAI_API_KEY or pass the \`apiKey\` option of openAICompatible()`;
+  const envVar = KEY_ENV_VARS[hostProvider];
+  return envVar
+    ? `${missing}pass the key as the \`apiKey\` option of openAICompatible(), e.g. \`apiKey: process.env.${envVar}\``
+    : `${missing}pass this provider's key as the \`apiKey\` option of openAICompatible() (e.g. from its API-key environment variable)`;
+}
+
 function providerFromUrl(baseURL: string): string {
   const url = new URL(baseURL);
   if (url.port === '11434') return 'ollama';
@@ -159,14 +179,9 @@ class OpenAICompatibleBackend implements LlmBackend {
     this.provider = this.options.provider ?? providerFromUrl(baseURL);
     this.modelId = model;
     this.contextWindow = contextWindow;
-    const isOpenAI = /(^|\.)openai\.com$/.test(new URL(baseURL).hostname);
-    const apiKey = this.options.apiKey ?? (isOpenAI ? process.env.OPENAI_API_KEY : undefined);
-    this.errors = {
-      provider: this.provider,
-      credentialHint: isOpenAI
-        ? 'set OPENAI_API_KEY or pass the `apiKey` option of openAICompatible()'
-        : `pass this provider's key as the \`apiKey\` option of openAICompatible() (e.g. from its API-key environment variable)`,
-    };
+    const hostProvider = providerFromUrl(baseURL);
+    const apiKey = this.options.apiKey ?? (hostProvider === 'openai' ? process.env.OPENAI_API_KEY : undefined);
+    this.errors = { provider: this.provider, credentialHint: credentialHint(hostProvider, apiKey !== undefined && apiKey !== '') };
     this.post = {
       url: `${baseURL}/chat/completions`,
       headers: { ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...headers },
@@ -286,6 +301,8 @@ class OpenAICompatibleBackend implements LlmBackend {
       try {
         chunk = JSON.parse(frame.data) as Record<string, unknown>;
       } catch (error) {
+        // Some proxies put plain text in an `event: error` frame; it is still the provider's error, not bad data.
+        if (frame.event === 'error') throw inBodyError({ error: { message: frame.data } }, this.errors);
         throw new HarnessError('invalid-response', `${this.provider} sent a stream frame that is not JSON: ${frame.data.slice(0, 200)}`, { cause: error });
       }
       if (frame.event === 'error' || (chunk.error !== undefined && chunk.error !== null)) throw inBodyError(chunk, this.errors);
@@ -302,9 +319,12 @@ class OpenAICompatibleBackend implements LlmBackend {
         const id = typeof piece.id === 'string' && piece.id !== '' ? piece.id : undefined;
         const args = piece.function?.arguments ?? '';
         // A new non-empty id opens a call even when the index repeats (servers that send index 0 for every
-        // parallel call); deltas without an id continue the call their index (or the latest call) points at.
-        let call = id !== undefined ? assembler.findCall(id) : piece.index !== undefined ? byIndex.get(piece.index) : current;
-        call ??= id === undefined ? current : undefined;
+        // parallel call). Without an id, a delta continues the call its index points at, and an index not seen
+        // yet opens a new call (servers that send no ids); without id or index it continues the latest call.
+        let call: OpenToolCall | undefined;
+        if (id !== undefined) call = assembler.findCall(id);
+        else if (piece.index !== undefined) call = byIndex.get(piece.index) ?? (byIndex.size === 0 ? current : undefined);
+        else call = current;
         let announce = false;
         if (call === undefined) {
           call = assembler.openCall(id, piece.function?.name ?? '');

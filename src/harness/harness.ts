@@ -18,6 +18,7 @@ import {
 import { Executor, type ExecutorResult } from '../executor/executor.js';
 import type { RequestFitter } from '../json/call-model.js';
 import { MemoryManager } from '../memory/memory-manager.js';
+import { parseMemoryOptions } from '../memory/options.js';
 import type { ExecutionMemory } from '../memory/types.js';
 import { Planner, singleSubtask, type PlannerLike } from '../planner/planner.js';
 import { Repairer } from '../repairer/repairer.js';
@@ -58,6 +59,8 @@ export class Harness {
 
   constructor(options: HarnessOptions) {
     this.options = parseHarnessOptions(options);
+    // Each run builds its own MemoryManager from these; checking them here makes a bad value fail at createHarness, not at run().
+    if (this.options.memory !== undefined) parseMemoryOptions(this.options.memory);
     const tools = this.options.tools;
     this.registry =
       tools instanceof ToolRegistry ? tools : new ToolRegistry(tools, { toolTimeoutMs: this.options.limits.toolTimeoutMs });
@@ -136,15 +139,27 @@ function normalizeInput(input: RunInput): {
   if (typeof object !== 'object' || object === null || typeof object.task !== 'string' || !object.task.trim()) {
     throw new HarnessError('invalid-input', 'harness.run() needs a non-empty task: a string or { task, attachments?, signal?, runId? }.');
   }
-  const attachments = 'attachments' in object && object.attachments ? [...object.attachments] : [];
-  if (attachments.some((a) => typeof a !== 'string' || !a)) {
-    throw new HarnessError('invalid-input', 'attachments must be an array of file paths.');
+  const given: unknown = 'attachments' in object ? object.attachments : undefined;
+  if (given !== undefined && (!Array.isArray(given) || given.some((a) => typeof a !== 'string' || !a))) {
+    throw new HarnessError('invalid-input', 'attachments must be an array of non-empty file paths, e.g. ["./brief.pdf"].');
+  }
+  const attachments = given === undefined ? [] : [...(given as string[])];
+  const signal: unknown = 'signal' in object ? object.signal : undefined;
+  if (signal !== undefined && !isAbortSignal(signal)) {
+    throw new HarnessError('invalid-input', 'signal must be an AbortSignal (e.g. from new AbortController().signal).');
   }
   const runId = 'runId' in object ? object.runId : undefined;
   if (runId !== undefined && (typeof runId !== 'string' || !runId)) {
     throw new HarnessError('invalid-input', 'runId must be a non-empty string.');
   }
-  return { task: object.task, attachments, signal: 'signal' in object ? object.signal : undefined, runId };
+  return { task: object.task, attachments, signal, runId };
+}
+
+/** Duck-typed, so signals of another realm (a test DOM, a polyfill) are accepted too. */
+function isAbortSignal(value: unknown): value is AbortSignal {
+  const candidate = value as Partial<AbortSignal> | null;
+  return typeof candidate === 'object' && candidate !== null && typeof candidate.aborted === 'boolean' &&
+    typeof candidate.addEventListener === 'function' && typeof candidate.removeEventListener === 'function';
 }
 
 interface PipelineRunInit {

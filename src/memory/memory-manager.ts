@@ -21,7 +21,7 @@ const SUMMARIZER_INPUT_SHARE = 0.5;
 const TRANSCRIPT_MESSAGE_CHARS = 4_000;
 /** A file read always shows at least this much, even when the scope's parser budget is used up. */
 const MIN_FILE_PREVIEW_CHARS = 1_000;
-/** After an overflow error from the backend, prune to this share of the window. */
+/** After an overflow error from the backend, prune to this share of the rejected request (and of the window). */
 const OVERFLOW_TARGET = 0.8;
 
 type Strategy = 'snippets' | 'summary' | 'preview' | 'head-tail';
@@ -186,6 +186,9 @@ export class MemoryManager implements ExecutionMemory {
           ...plan.recent,
         ];
         const after = this.counter.request(compressed, request.tools);
+        // A summary longer than the rounds it replaces would only grow the dialogue (and be re-summarised at the next
+        // step): treat it as a failed summary and prune instead.
+        if (after >= tokens) return this.prune(messages, request, scope, compressLimit, limit, 'summary-failed');
         scope.emit({
           type: 'memory-compress',
           runId: scope.runId,
@@ -205,11 +208,17 @@ export class MemoryManager implements ExecutionMemory {
     return this.prune(messages, request, scope, compressLimit, limit, reason);
   }
 
-  /** Prunes to 0.8 × window (or `emergencyAt`, if lower) after the backend still answered "context length exceeded". */
+  /**
+   * After the backend still answered "context length exceeded": prunes to 0.8 × the rejected request's size (and at
+   * most 0.8 × window or `emergencyAt` × window), so the retry is always smaller than what was rejected, even when
+   * the backend's real window or tokenizer differs from what it declares.
+   */
   pruneAfterOverflow(request: PendingRequest, scope: MemoryScope): Message[] {
     const window = windowOf(scope.backend);
-    const target = Math.floor(Math.min(OVERFLOW_TARGET, this.options.emergencyAt) * window);
-    return this.prune(request.messages, request, scope, target, target, 'context-length-error');
+    const limit = Math.floor(this.options.emergencyAt * window);
+    const rejected = this.counter.request(request.messages, request.tools);
+    const target = Math.floor(Math.min(OVERFLOW_TARGET * window, OVERFLOW_TARGET * rejected, limit));
+    return this.prune(request.messages, request, scope, target, limit, 'context-length-error');
   }
 
   private prune(
@@ -249,16 +258,15 @@ export class MemoryManager implements ExecutionMemory {
 
   private async summarizeHistory(older: Message[], scope: MemoryScope): Promise<string | undefined> {
     const maxChars = this.options.maxSummaryChars;
-    const transcript = this.fitText(renderTranscript(older, TRANSCRIPT_MESSAGE_CHARS), scope.summarizer, 'middle of the history omitted');
-    const text = await this.summarize(scope, historySummaryPrompt(maxChars), transcript, maxChars);
+    const transcript = renderTranscript(older, TRANSCRIPT_MESSAGE_CHARS);
+    const text = await this.summarize(scope, historySummaryPrompt(maxChars), transcript, maxChars, 'middle of the history omitted');
     return text === undefined ? undefined : headTail(text, maxChars);
   }
 
   private async boundVisit(text: string, scope: MemoryScope, note: string): Promise<Bounded> {
     const o = this.options;
     const summaryChars = Math.floor(o.toolMessageChars / 2);
-    const page = this.fitText(text, scope.summarizer, 'middle of the page omitted');
-    const summary = await this.summarize(scope, pageSummaryPrompt(summaryChars), page, summaryChars);
+    const summary = await this.summarize(scope, pageSummaryPrompt(summaryChars), text, summaryChars, 'middle of the page omitted');
     if (summary === undefined) return { text: headTail(text, o.toolMessageChars, note), strategy: 'head-tail' };
     const head = `Page summary (the page has ${text.length} characters; ${note}):\n${headTail(summary, summaryChars)}`;
     const prefixChars = Math.max(0, o.toolMessageChars - head.length - 60);
@@ -287,15 +295,27 @@ export class MemoryManager implements ExecutionMemory {
     return { text: preview, strategy: 'preview', tokens: previewTokens };
   }
 
-  /** Calls the summariser (purpose `summarize`); undefined when it fails or answers nothing. An abort propagates. */
+  /**
+   * Calls the summariser (purpose `summarize`) on `text`, cut (head and tail, with `note`) so that the request and
+   * the answer it allows fit the summariser's window; undefined when it fails, answers nothing or its window is too
+   * small for any input. An abort propagates.
+   */
   private async summarize(
     scope: MemoryScope,
     system: string,
-    input: { text: string; tokens: number },
+    text: string,
     maxChars: number,
+    note: string,
   ): Promise<string | undefined> {
     const backend = scope.summarizer;
     const instructions: Message = { role: 'system', content: system };
+    const maxOutputTokens = Math.ceil(maxChars / 2);
+    const window = windowOf(backend);
+    const reserved = this.counter.request([instructions], []) + MESSAGE_OVERHEAD_TOKENS + maxOutputTokens;
+    const budget = Math.min(Math.floor(window * SUMMARIZER_INPUT_SHARE), window - reserved);
+    if (budget <= 0) return undefined;
+    const input = this.fitText(text, budget, note);
+    if (!input) return undefined;
     const messages: Message[] = [instructions, { role: 'user', content: input.text }];
     const common = { runId: scope.runId, purpose: 'summarize' as const, scope: scope.scope };
     scope.emit({
@@ -312,7 +332,7 @@ export class MemoryManager implements ExecutionMemory {
         messages,
         purpose: 'summarize',
         signal: scope.signal,
-        maxOutputTokens: Math.ceil(maxChars / 2),
+        maxOutputTokens,
       });
       scope.emit({
         type: 'llm-response',
@@ -330,9 +350,8 @@ export class MemoryManager implements ExecutionMemory {
     }
   }
 
-  /** Cuts a summariser input so it fills at most half of the summariser's window; returns it with its tokens. */
-  private fitText(text: string, backend: LlmBackend, note: string): { text: string; tokens: number } {
-    const budget = Math.floor(windowOf(backend) * SUMMARIZER_INPUT_SHARE);
+  /** Cuts a summariser input (head and tail) to at most `budget` tokens; returns it with its tokens, or undefined when it cannot. */
+  private fitText(text: string, budget: number, note: string): { text: string; tokens: number } | undefined {
     // A token spans a few characters at most in practice: pre-cut huge inputs before tokenizing them.
     let fitted = text.length > budget * 8 ? headTail(text, budget * 4, note) : text;
     let tokens = this.counter.text(fitted);
@@ -340,7 +359,7 @@ export class MemoryManager implements ExecutionMemory {
       fitted = headTail(fitted, Math.floor((fitted.length * budget * 0.9) / tokens), note);
       tokens = this.counter.text(fitted);
     }
-    return { text: fitted, tokens };
+    return tokens <= budget ? { text: fitted, tokens } : undefined;
   }
 
   private key(scope: MemoryScope, callId: string): string {

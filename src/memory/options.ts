@@ -60,7 +60,14 @@ const ALLOWED: Record<string, string> = {
 
 /** Parses memory options; a bad option throws `HarnessError('invalid-options')` naming it and its allowed range. */
 export function parseMemoryOptions(options: MemoryManagerOptions = {}): ResolvedMemoryOptions {
-  const { tokenizer: _tokenizer, ...rest } = options;
+  const { tokenizer, ...rest } = options;
+  if (tokenizer !== undefined && typeof (tokenizer as Partial<Tokenizer> | null)?.count !== 'function') {
+    throw new HarnessError(
+      'invalid-options',
+      'Invalid memory options. memory.tokenizer: must be an object with a count(text) method returning a number ' +
+        '(allowed: a Tokenizer, or leave it out to use gpt-tokenizer with memory.encoding).',
+    );
+  }
   const parsed = MemoryOptionsSchema.safeParse(rest);
   if (parsed.success) return parsed.data;
   const problems = parsed.error.issues.map((issue) => {

@@ -131,7 +131,13 @@ export class ToolRegistry {
           `Received: ${preview(call.arguments)}. Send one JSON object that matches the tool's input schema.`,
       );
     }
-    const validated = tool.input.safeParse(args.value, { reportInput: true });
+    let validated: z.ZodSafeParseResult<unknown>;
+    try {
+      // Async so schemas with async refinements work; a throwing transform or refinement is the tool's bug, not the model's.
+      validated = await tool.input.safeParseAsync(args.value, { reportInput: true });
+    } catch (error) {
+      return fail(`Tool "${tool.name}" could not check its input: ${error instanceof Error ? error.message : String(error)}`);
+    }
     if (!validated.success) {
       const lines = validated.error.issues.map(describeIssue);
       return fail(

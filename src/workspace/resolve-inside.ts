@@ -61,7 +61,13 @@ export async function resolveInside(root: string, requested: string, intent: 're
     try {
       target = await realpath(next);
     } catch (error) {
-      if (errnoCode(error) !== 'ENOENT' && errnoCode(error) !== 'ELOOP') throw error;
+      if (errnoCode(error) === 'ELOOP') {
+        throw new HarnessError(
+          'invalid-input',
+          `The path "${requested}" cannot be used: "${walked}" is a loop of symbolic links. Use another path, or replace the link.`,
+        );
+      }
+      if (errnoCode(error) !== 'ENOENT') throw error;
       const pointsTo = path.resolve(path.dirname(next), await readlink(next));
       if (!isInside(root, pointsTo)) {
         throw refuse(requested, `"${walked}" is a dangling symbolic link that points outside the workspace`);

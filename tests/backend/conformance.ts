@@ -103,6 +103,25 @@ export function runBackendConformance(name: string, makeBackend: MakeBackend, wi
           expect(server.requests).toHaveLength(1);
         });
 
+        it('fails at once on 403 too, naming the key to fix', async () => {
+          server.reply({ ...wire.authError(), status: 403 }, wire.reply({ text: ['never'], finish: 'stop', usage: { input: 1, output: 1 } }, stream));
+          const error = await rejection(makeBackend({ baseURL: server.baseURL, stream, maxRetries: 3 }).generate(ASK));
+          expect(error).toMatchObject({ code: 'authentication', retryable: false });
+          expect(error.message).toMatch(/HTTP 403.*`apiKey` option/);
+          expect(server.requests).toHaveLength(1);
+        });
+
+        it('cancels a request still waiting for response headers when the caller aborts', async () => {
+          server.reply({ stall: true });
+          const controller = new AbortController();
+          const pending = makeBackend({ baseURL: server.baseURL, stream, maxRetries: 3 }).generate({ ...ASK, signal: controller.signal });
+          await vi.waitFor(() => expect(server.requests).toHaveLength(1));
+          controller.abort();
+          expect((await rejection(pending)).code).toBe('aborted');
+          await server.cancelled;
+          expect(server.requests).toHaveLength(1);
+        });
+
         it('maps a context-length 400 to its own code without retrying', async () => {
           server.reply(wire.contextLengthError());
           const error = await rejection(makeBackend({ baseURL: server.baseURL, stream, maxRetries: 3 }).generate(ASK));
@@ -168,6 +187,25 @@ export function runBackendConformance(name: string, makeBackend: MakeBackend, wi
       });
     }
 
+    it("waits the server's Retry-After before retrying", async () => {
+      server.reply(wire.rateLimited('7'), wire.reply({ text: ['ok'], finish: 'stop', usage: { input: 1, output: 1 } }, false));
+      const realSetTimeout = globalThis.setTimeout;
+      const delays: number[] = [];
+      // Record every timer; the 7 s wait itself is shortened so the test does not sleep.
+      const spy = vi.spyOn(globalThis, 'setTimeout').mockImplementation(((fn: () => void, ms?: number, ...rest: unknown[]) => {
+        delays.push(ms ?? 0);
+        return Reflect.apply(realSetTimeout, globalThis, [fn, ms === 7_000 ? 0 : ms, ...rest]) as ReturnType<typeof setTimeout>;
+      }) as typeof setTimeout);
+      try {
+        const result = await makeBackend({ baseURL: server.baseURL, stream: false, maxRetries: 1 }).generate(ASK);
+        expect(result.message.content).toBe('ok');
+      } finally {
+        spy.mockRestore();
+      }
+      expect(server.requests).toHaveLength(2);
+      expect(delays).toContain(7_000);
+    });
+
     it('stream() yields deltas that add up to the result and ends with exactly one finish', async () => {
       server.reply(
         wire.reply(
@@ -204,6 +242,47 @@ export function runBackendConformance(name: string, makeBackend: MakeBackend, wi
       );
       expect(streamed.code).toBe('server-error');
       expect(seen).toEqual([{ type: 'text-delta', text: 'partial ' }]);
+    });
+
+    it('stream(): aborting mid-body rejects with aborted and cancels the HTTP request', async () => {
+      server.reply({ ...wire.partialStream(), hang: true });
+      const controller = new AbortController();
+      const seen: StreamPart[] = [];
+      const error = await rejection(
+        (async () => {
+          for await (const part of makeBackend({ baseURL: server.baseURL, stream: false }).stream!({ ...ASK, signal: controller.signal })) {
+            seen.push(part);
+            if (part.type === 'text-delta') controller.abort();
+          }
+        })(),
+      );
+      expect(error.code).toBe('aborted');
+      expect(seen).toEqual([{ type: 'text-delta', text: 'partial ' }]);
+      await server.cancelled;
+    });
+
+    it('stream(): a consumer that stops reading early frees the HTTP request', async () => {
+      server.reply({ ...wire.partialStream(), hang: true });
+      for await (const part of makeBackend({ baseURL: server.baseURL, stream: false }).stream!(ASK)) {
+        expect(part).toEqual({ type: 'text-delta', text: 'partial ' });
+        break;
+      }
+      await server.cancelled;
+    });
+
+    it('stream(): times out a body that stops mid-way and cancels it', async () => {
+      server.reply({ ...wire.partialStream(), hang: true });
+      const error = await rejection(collect(makeBackend({ baseURL: server.baseURL, stream: false, timeoutMs: 150 }).stream!(ASK)));
+      expect(error).toMatchObject({ code: 'timeout', retryable: true });
+      await server.cancelled;
+    });
+
+    it('rejects a plain-text `event: error` frame inside a 200 stream with the provider text', async () => {
+      const partial = wire.partialStream();
+      server.reply({ ...partial, body: `${partial.body}event: error\ndata: upstream exploded\n\n` });
+      const error = await rejection(makeBackend({ baseURL: server.baseURL, stream: true, maxRetries: 0 }).generate(ASK));
+      expect(error.code).toBe('invalid-response');
+      expect(error.message).toMatch(/reported an error inside the response: upstream exploded/);
     });
 
     it('rejects a 200 JSON body that carries an error object', async () => {

@@ -27,8 +27,9 @@ describe('HTTP error mapping', () => {
     expect(error.status).toBe(status);
   });
 
-  it('names the credential fix on 401', () => {
+  it('names the credential fix on 401 and 403', () => {
     expect(httpError(401, '{"error":{"message":"bad key"}}', undefined, ctx).message).toMatch(/bad key.*ACME_KEY/);
+    expect(httpError(403, 'forbidden', undefined, ctx).message).toMatch(/HTTP 403\): forbidden\. Fix: set ACME_KEY or pass the `apiKey` option/);
   });
 
   it('reads Retry-After as seconds, as an HTTP date, as retry-after-ms, and Google retryDelay', () => {

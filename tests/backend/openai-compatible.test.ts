@@ -93,6 +93,9 @@ describe('openAICompatible', () => {
         return backend(server.baseURL, { stream: true }).generate(ASK);
       })();
       expect(leading.message.content).toBe('\n\n{"city":"San Francisco","units":"c"}');
+      server.reply({ headers: SSE_HEADERS, body: bodies.get('.stream() emits refusal logprobs events 1') ?? '' });
+      const refusal = await backend(server.baseURL, { stream: true }).generate(ASK);
+      expect(refusal.message.content).toBe("I'm very sorry, but I can't assist with that request.");
     });
 
     it('openai/test_run_stream_sync_streams_real_model.yaml: tool call in 5 pieces, then the follow-up turn as recorded', async () => {
@@ -163,7 +166,8 @@ describe('openAICompatible', () => {
       const result = await backend(server.baseURL, { stream: true }).generate(ASK);
       expect(result.message.reasoning).toBe(concatDeltas(chunks, 'reasoning_content'));
       expect(result.message.content).toBe(concatDeltas(chunks, 'content'));
-      expect(result.message.content.length).toBeGreaterThan(0);
+      expect(result.message.content).toBe('4');
+      expect(result.message.reasoning).toMatch(/^\n1\. {2}\*\*Analyze the User's Request:\*\*/);
       expect(result.finishReason).toBe('stop');
       expect(result.usage).toEqual({ inputTokens: 13, outputTokens: 564, cachedInputTokens: 0 });
     });
@@ -239,6 +243,20 @@ describe('openAICompatible', () => {
       expect(first).toMatchObject({ name: 'read_file', arguments: '{"path":"a"}' });
       expect(first?.id).toMatch(/^call_[0-9a-f]{32}$/);
       expect(second).toEqual({ id: 'call_b', name: 'read_file', arguments: '{"path":"b"}' });
+    });
+
+    it('parallel calls told apart only by index, without ids, stay separate and get distinct generated ids', async () => {
+      replayChunks(readLocalFixture('openai-parallel-index-no-id.chunks.txt').trim().split('\n'));
+      const result = await backend(server.baseURL, { stream: true }).generate(ASK);
+      expect(result.message.toolCalls.map(({ name, arguments: args }) => ({ name, args }))).toEqual([
+        { name: 'read_file', args: '{"path":"a.txt"}' },
+        { name: 'list_dir', args: '{"dir":"src"}' },
+      ]);
+      const [first, second] = result.message.toolCalls;
+      expect(first?.id).toMatch(/^call_[0-9a-f]{32}$/);
+      expect(second?.id).toMatch(/^call_[0-9a-f]{32}$/);
+      expect(first?.id).not.toBe(second?.id);
+      expect(result).toMatchObject({ finishReason: 'tool-calls', usage: { inputTokens: 33, outputTokens: 18 } });
     });
 
     it('tool JSON cut off by the token limit ends with finishReason length and the raw partial arguments', async () => {
@@ -370,6 +388,24 @@ describe('openAICompatible', () => {
       expect(error.message).toMatch(/OPENAI_API_KEY/);
       expect(error.message).toMatch(/Incorrect API key provided/);
       await agent.close();
+    });
+
+    it("names the provider's key variable on 403, and says when no key was sent at all", async () => {
+      const agent = new MockAgent();
+      agent.disableNetConnect();
+      const pool = agent.get('https://api.deepseek.com');
+      pool.intercept({ path: '/v1/chat/completions', method: 'POST' }).reply(403, { error: { message: 'Authentication Fails' } });
+      const withKey = await rejection(openAICompatible({ baseURL: 'https://api.deepseek.com/v1', apiKey: 'bad', model: 'deepseek-chat', dispatcher: agent, maxRetries: 3 }).generate(ASK));
+      expect(withKey).toMatchObject({ code: 'authentication', retryable: false });
+      expect(withKey.message).toMatch(/HTTP 403.*Authentication Fails.*`apiKey` option.*process\.env\.DEEPSEEK_API_KEY/);
+      expect(withKey.message).not.toMatch(/no API key was sent/);
+      await agent.close();
+
+      server.reply({ status: 401, body: JSON.stringify({ error: { message: 'missing bearer token' } }) });
+      const withoutKey = await rejection(openAICompatible({ baseURL: `${server.baseURL}/v1`, model: 'm', maxRetries: 3 }).generate(ASK));
+      expect(withoutKey.code).toBe('authentication');
+      expect(withoutKey.message).toMatch(/no API key was sent; pass this provider's key as the `apiKey` option/);
+      expect(server.requests).toHaveLength(1);
     });
 
     it('maps a refused connection to a retryable connection error', async () => {

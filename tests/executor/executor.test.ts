@@ -321,6 +321,26 @@ describe('Executor limits', () => {
     expect(backend.calls).toHaveLength(3);
   });
 
+  it('stops on the same unparseable arguments three times, quoting the error, and honours the configured count', async () => {
+    const broken = () => toolCall('echo', '{"text": "unterminated');
+    const { backend, executor } = setup([broken, broken, broken, submit('unreached')]);
+    const result = await executor.run(input());
+    expect(result).toMatchObject({ status: 'failed', iterations: 3, error: { code: 'malformed-reply' } });
+    expect(result.error?.message).toMatch(/last error: Invalid arguments for tool "echo": they are not valid JSON/);
+    expect(backend.calls).toHaveLength(3);
+
+    const strict = setup([broken, broken, submit('unreached')], { limits: { maxRepeatedInvalidCalls: 2 } });
+    expect(await strict.executor.run(input())).toMatchObject({ status: 'failed', iterations: 2, error: { code: 'malformed-reply' } });
+  });
+
+  it('stops after three empty replies in a row instead of nudging forever', async () => {
+    const { backend, executor } = setup([reply(''), reply(''), reply(''), submit('unreached')]);
+    const result = await executor.run(input());
+    expect(result).toMatchObject({ status: 'failed', iterations: 3, error: { code: 'malformed-reply' } });
+    expect(result.error?.message).toMatch(/3 empty replies in a row/);
+    expect(backend.calls).toHaveLength(3);
+  });
+
   it('does not count invalid calls that differ or are interrupted by a valid one', async () => {
     const bad = () => toolCall('echo', { text: 42 });
     const good = () => toolCall('echo', { text: 'fine' });
@@ -481,11 +501,15 @@ describe('Executor options', () => {
 
   it('rejects a bad limit, naming it and the allowed range', () => {
     expect(() => new Executor({ ...base(), limits: { maxIterations: 0 } })).toThrow(/limits\.maxIterations.*positive integer/);
+    let caught: unknown;
     try {
       new Executor({ ...base(), limits: { timeoutMs: -1 } });
     } catch (error) {
-      expect(HarnessError.isInstance(error) && error.code).toBe('invalid-options');
+      caught = error;
     }
+    expect(HarnessError.isInstance(caught) && caught.code).toBe('invalid-options');
+    expect((caught as Error).message).toMatch(/limits\.timeoutMs.*positive integer of milliseconds/);
+    expect(() => new Executor({ ...base(), limits: { maxRepeatedInvalidCalls: 0 } })).toThrow(/limits\.maxRepeatedInvalidCalls.*at least 1/);
   });
 
   it('rejects a memory that does not implement ExecutionMemory', () => {

@@ -1,7 +1,7 @@
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { GenerateRequest, GenerateResult, Message } from '../../src/backend/types.js';
 import { createHarness } from '../../src/harness/harness.js';
 import { planOf, reply, submit, toolCall, verdict } from '../../src/testing/replies.js';
@@ -96,9 +96,15 @@ function analyst(request: GenerateRequest): GenerateResult {
   }
 }
 
+const leftovers: string[] = [];
+afterEach(async () => {
+  for (const dir of leftovers.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
 describe('a harness with builtinTools() on a scripted backend', () => {
   it('reads an XLSX attachment, computes with Python, writes a Markdown report and a chart the verifier sees by content', async () => {
     const inbox = await mkdtemp(path.join(os.tmpdir(), 'hh-inbox-'));
+    leftovers.push(inbox);
     const attachment = path.join(inbox, 'sales.xlsx');
     await writeFile(attachment, makeWorkbook({ Sales: SALES }));
     const backend = new ScriptedBackend(analyst);
@@ -106,6 +112,7 @@ describe('a harness with builtinTools() on a scripted backend', () => {
     const harness = createHarness({ backend, tools: builtinTools({ python: { approve: () => true } }) });
 
     const result = await harness.run({ task: 'Summarise revenue by region from the attached spreadsheet in report.md with a bar chart.', attachments: [attachment] });
+    leftovers.push(result.workspace);
 
     expect(result.status).toBe('succeeded');
     expect(result.deliverable.files).toEqual(['report.md', 'chart.png']);

@@ -1,4 +1,4 @@
-import { readFile, writeFile as fsWriteFile } from 'node:fs/promises';
+import { readFile, rm, writeFile as fsWriteFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -489,6 +489,8 @@ describe('createHarness: wiring', () => {
     const seenByOne: string[] = [];
     one.on('run-start', (e) => seenByOne.push(e.runId));
     const [a, b] = await Promise.all([one.run({ task: TASK, runId: 'r1' }), two.run({ task: TASK, runId: 'r2' })]);
+    // Neither run was given a workspace, so each got its own temp directory; remove them.
+    await Promise.all([a, b].map((r) => rm(r.workspace, { recursive: true, force: true })));
     expect(seenByOne).toEqual(['r1']);
     expect(a.workspace).not.toBe(b.workspace);
     expect(a.status).toBe('succeeded');

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Message } from '../../src/backend/types.js';
-import { emergencyPrune, isStub, planCompression } from '../../src/memory/fit.js';
+import { emergencyPrune, isStub, planCompression, stubToolMessage } from '../../src/memory/fit.js';
 import { round } from './helpers.js';
 import { expectWellFormed } from './well-formed.js';
 
@@ -66,6 +66,29 @@ describe('emergencyPrune', () => {
     expect(impossible.fits).toBe(false);
     expect(impossible.messages.slice(-2)).toEqual(last);
   });
+
+  it('stubs the oldest tool output first', () => {
+    const a = round('a', ['1'.repeat(4000)]);
+    const b = round('b', ['2'.repeat(4000)]);
+    const last = round('c', ['3'.repeat(400)]);
+    const dialogue = [...prefix, ...a, ...b, ...last];
+    const result = emergencyPrune(dialogue, 2, total(dialogue) - 500, count);
+    expect(isStub(result.messages[3]!)).toBe(true);
+    expect(result.messages[5]).toBe(dialogue[5]);
+  });
+
+  it('drops the oldest model round first', () => {
+    const a = round('a', ['1'.repeat(400)]);
+    const b = round('b', ['2'.repeat(400)]);
+    const last = round('c', ['3'.repeat(400)]);
+    const dialogue = [...prefix, ...a, ...b, ...last];
+    const b0 = b[0] as Extract<Message, { role: 'assistant' }>;
+    const expected = [...prefix, { ...b0, content: '' }, stubToolMessage(b[1] as Extract<Message, { role: 'tool' }>), ...last];
+    const result = emergencyPrune(dialogue, 2, total(expected), count);
+    expect(result.fits).toBe(true);
+    expect(result.messagesRemoved).toBe(2);
+    expect(result.messages).toEqual(expected);
+  });
 });
 
 /** A random dialogue: rounds with parallel calls and outputs of random sizes, sometimes user notes. */
@@ -97,6 +120,11 @@ describe('emergencyPrune properties', () => {
       fc.property(dialogueArb, fc.integer({ min: 50, max: 40_000 }), (dialogue, budget) => {
         const result = emergencyPrune(dialogue, 2, budget, count);
         expect(result.tokens).toBe(total(result.messages));
+        // The last round (the results the model just asked for) is kept as it was, at the end.
+        const lastStart = Math.max(2, dialogue.findLastIndex((m, i) => i >= 2 && m.role === 'assistant'));
+        const lastRound = dialogue.slice(lastStart);
+        const tail = result.messages.slice(result.messages.length - lastRound.length);
+        lastRound.forEach((message, i) => expect(tail[i]).toBe(message));
         const lastAssistant = dialogue.findLastIndex((m, i) => i >= 2 && m.role === 'assistant');
         const floor = total(prefix) + (lastAssistant >= 0 ? total(dialogue.slice(lastAssistant)) : total(dialogue.slice(2)));
         if (floor <= budget) {

@@ -5,7 +5,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Message, ToolSpec } from '../../src/backend/types.js';
 import { ContextOverflowError, HarnessError } from '../../src/errors.js';
 import { MemoryManager } from '../../src/memory/memory-manager.js';
+import { splitRounds } from '../../src/memory/rounds.js';
 import { SUMMARY_HEADER } from '../../src/memory/summary-prompt.js';
+import { TokenCounter } from '../../src/memory/token-counter.js';
+import { gptTokenizer } from '../../src/memory/tokenizer.js';
 import { deterministicText, fakeBackend, invocation, quarterTokenizer, round, scopeFor, tempWorkspace } from './helpers.js';
 import { expectWellFormed } from './well-formed.js';
 
@@ -58,6 +61,17 @@ describe('MemoryManager options', () => {
       expect((error as Error).message).toContain(`memory.${name}`);
       expect((error as Error).message).toContain('allowed');
     }
+  });
+
+  it('rejects a tokenizer without a count method', () => {
+    expect(() => new MemoryManager({ tokenizer: {} as never })).toThrow(/memory\.tokenizer/);
+  });
+
+  it('counts with the configured encoding', () => {
+    const text = 'Größenordnung der Messwerte 東京都 नमस्ते';
+    expect(new MemoryManager({ encoding: 'cl100k_base' }).countText(text)).toBe(gptTokenizer('cl100k_base').count(text));
+    expect(new MemoryManager().countText(text)).toBe(gptTokenizer('o200k_base').count(text));
+    expect(gptTokenizer('cl100k_base').count(text)).not.toBe(gptTokenizer('o200k_base').count(text));
   });
 });
 
@@ -123,6 +137,16 @@ describe('boundObservation', () => {
     expect(scope.events.find((e) => e.type === 'memory-truncate')).toMatchObject({ strategy: 'summary' });
   });
 
+  it('cuts the page so the summary request and its answer fit a small summariser window', async () => {
+    const summarizer = fakeBackend(8_000, () => 'The page says X is 42.');
+    const scope = scopeFor(fakeBackend(32_000), workspace(), summarizer);
+    const out = await new MemoryManager().boundObservation(invocation(deterministicText(5, 200_000), 'visit'), scope);
+    expect(out).toContain('The page says X is 42.');
+    const call = summarizer.calls[0]!;
+    expect(new TokenCounter(gptTokenizer()).request(call.messages, []) + call.maxOutputTokens!).toBeLessThanOrEqual(8_000);
+    expect(call.messages[1]!.content).toContain('middle of the page omitted');
+  });
+
   it('falls back to head-and-tail when the page summary fails', async () => {
     const ws = workspace();
     const summarizer = fakeBackend(32_000, () => {
@@ -155,6 +179,25 @@ describe('boundObservation', () => {
     const other = await memory.boundObservation(invocation('c'.repeat(30_000), 'file', 'f3'), { ...scope, scope: 'subtask-2' });
     expect(other.length).toBe(first.length);
     expect(scope.events.every((e) => e.type === 'memory-truncate' && e.strategy === 'preview')).toBe(true);
+  });
+
+  it('charges whole small files to the shared parser budget and keeps the scope within it', async () => {
+    const ws = workspace();
+    const scope = scopeFor(fakeBackend(32_000), ws);
+    const memory = new MemoryManager({ tokenizer: quarterTokenizer, fileParserTokens: 3_000 });
+    const read = (text: string, callId: string, where = scope) => memory.boundObservation(invocation(text, 'file', callId), where);
+    // 8 000 characters = 2 000 tokens: whole, and it leaves 1 000 tokens of the budget.
+    const whole = 'a'.repeat(8_000);
+    expect(await read(whole, 'f1')).toBe(whole);
+    const second = await read('b'.repeat(8_000), 'f2');
+    expect(second).toContain('file-preview budget');
+    expect(quarterTokenizer.count(second)).toBeLessThanOrEqual(1_000);
+    // Spent: a read still shows a bounded glimpse.
+    const third = await read('c'.repeat(8_000), 'f3');
+    expect(third.length).toBeLessThanOrEqual(1_000);
+    expect(third).toContain('.harness/outputs/subtask-1.txt');
+    // The budget is per run and scope: a new run starts with the whole budget.
+    expect(await read(whole, 'f4', { ...scope, runId: 'run-2' })).toBe(whole);
   });
 });
 
@@ -217,6 +260,30 @@ describe('fitRequest', () => {
     expect((error as Error).message).toContain('30400');
   });
 
+  it('prunes instead when the summary is longer than the rounds it replaces', async () => {
+    // One small old round and three large recent ones: a 8 000-char summary would grow the dialogue.
+    const dialogue = [...prefix, ...round('r0', ['o'.repeat(400)]), ...Array.from({ length: 3 }, (_, i) => round(`r${i + 1}`, ['o'.repeat(38_500)])).flat()];
+    const scope = scopeFor(fakeBackend(32_000, () => 's'.repeat(8_000)), workspace());
+    const before = memory.countRequest(dialogue, tools);
+    expect(before).toBeGreaterThan(0.9 * 32_000);
+    const fitted = await memory.fitRequest({ messages: dialogue, tools, protectedCount: 2 }, scope);
+    expect(memory.countRequest(fitted, tools)).toBeLessThan(before);
+    expect(fitted.some((m) => typeof m.content === 'string' && m.content.startsWith(SUMMARY_HEADER))).toBe(false);
+    expect(scope.events.some((e) => e.type === 'memory-compress')).toBe(false);
+    expect(scope.events).toContainEqual(expect.objectContaining({ type: 'memory-prune', reason: 'summary-failed' }));
+  });
+
+  it('pruneAfterOverflow always sends less than the rejected request, even one well under the window', () => {
+    const dialogue = dialogueOf(6, 8_000);
+    const scope = scopeFor(fakeBackend(128_000), workspace());
+    const rejected = memory.countRequest(dialogue, tools);
+    expect(rejected).toBeLessThan(0.5 * 128_000);
+    const pruned = memory.pruneAfterOverflow({ messages: dialogue, tools, protectedCount: 2 }, scope);
+    expect(memory.countRequest(pruned, tools)).toBeLessThanOrEqual(0.8 * rejected);
+    expectWellFormed(dialogue, pruned, 2);
+    expect(pruned.at(-1)).toBe(dialogue.at(-1));
+  });
+
   it('pruneAfterOverflow prunes to 0.8 × window', () => {
     const dialogue = dialogueOf(10, 10_000);
     const scope = scopeFor(fakeBackend(32_000), workspace());
@@ -261,10 +328,14 @@ describe('fitRequest properties', () => {
     { maxLength: 30 },
   );
 
+  const optionsArb = fc
+    .record({ compressAt: fc.double({ min: 0.5, max: 0.95, noNaN: true }), headroom: fc.double({ min: 0, max: 0.05, noNaN: true }), keepRecentRounds: fc.integer({ min: 1, max: 4 }) })
+    .map(({ compressAt, headroom, keepRecentRounds }) => ({ compressAt, emergencyAt: Math.min(1, compressAt + headroom), keepRecentRounds }));
+
   it('never returns a request over emergencyAt × window and keeps the structure', async () => {
     const seen = { compress: 0, prune: 0 };
     await fc.assert(
-      fc.asyncProperty(dialogueArb, summaryArb, fc.constantFrom(8_000, 32_000, 128_000), async (specs, summary, window) => {
+      fc.asyncProperty(dialogueArb, summaryArb, fc.constantFrom(8_000, 32_000, 128_000), optionsArb, async (specs, summary, window, options) => {
         const dialogue: Message[] = [...prefix];
         specs.forEach((spec, r) => {
           const calls = spec.outputs.map((_, i) => ({ id: `c${r}-${i}`, name: 'probe', arguments: '{}' }));
@@ -275,27 +346,40 @@ describe('fitRequest properties', () => {
           if (summary === 'fail') throw new Error('no summary');
           return 's'.repeat(summary);
         });
-        const memory = new MemoryManager({ tokenizer: quarterTokenizer });
+        const memory = new MemoryManager({ tokenizer: quarterTokenizer, ...options });
+        // A counter of its own: a stale or partial count inside the manager must not hide an oversized request.
+        const independent = new TokenCounter(quarterTokenizer);
         const ws = tempWorkspace();
         const scope = scopeFor(backend, ws);
+        const rounds = splitRounds(dialogue, 2).rounds;
+        const isSummary = (m: Message) => typeof m.content === 'string' && m.content.startsWith(SUMMARY_HEADER);
         try {
           const fitted = await memory.fitRequest({ messages: dialogue, tools, protectedCount: 2 }, scope);
-          expect(memory.countRequest(fitted, tools)).toBeLessThanOrEqual(0.95 * window);
-          expectWellFormed(dialogue, fitted, 2, (m) => typeof m.content === 'string' && m.content.startsWith(SUMMARY_HEADER));
-          const summaryMessage = fitted.find((m) => typeof m.content === 'string' && m.content.startsWith(SUMMARY_HEADER));
+          expect(independent.request(fitted, tools)).toBeLessThanOrEqual(options.emergencyAt * window);
+          expectWellFormed(dialogue, fitted, 2, isSummary);
+          const summaryMessage = fitted.find(isSummary);
           expect((summaryMessage?.content.length ?? 0) - SUMMARY_HEADER.length).toBeLessThanOrEqual(8_002);
+          // The last round is always kept as it was; after a compression alone, the last keepRecentRounds rounds are.
+          const pruned = scope.events.some((e) => e.type === 'memory-prune');
+          const verbatim = (pruned ? rounds.slice(-1) : rounds.slice(-options.keepRecentRounds)).flat();
+          const tail = fitted.slice(fitted.length - verbatim.length);
+          verbatim.forEach((message, i) => expect(tail[i]).toBe(message));
+          // The summariser's own requests fit its window too, with room for the answer it is allowed.
+          for (const call of backend.calls) {
+            expect(independent.request(call.messages, []) + (call.maxOutputTokens ?? 0)).toBeLessThanOrEqual(window);
+          }
         } catch (error) {
           expect(error).toBeInstanceOf(ContextOverflowError);
           const lastAssistant = dialogue.findLastIndex((m, i) => i >= 2 && m.role === 'assistant');
-          const floor = memory.countRequest([...prefix, ...(lastAssistant >= 0 ? dialogue.slice(lastAssistant) : [])], tools);
-          expect(floor).toBeGreaterThan(0.95 * window);
+          const floor = independent.request([...prefix, ...(lastAssistant >= 0 ? dialogue.slice(lastAssistant) : [])], tools);
+          expect(floor).toBeGreaterThan(options.emergencyAt * window);
         } finally {
           ws.cleanup();
           seen.compress += scope.events.filter((e) => e.type === 'memory-compress').length;
           seen.prune += scope.events.filter((e) => e.type === 'memory-prune').length;
         }
       }),
-      { numRuns: 150 },
+      { numRuns: 200 },
     );
     // The generated dialogues must actually exercise both mechanisms.
     expect(seen.compress).toBeGreaterThan(5);

@@ -4,7 +4,7 @@ import type { GenerateRequest } from '../../src/backend/types.js';
 import { HarnessError } from '../../src/errors.js';
 import type { EventInput } from '../../src/events.js';
 import { Executor } from '../../src/executor/executor.js';
-import { MemoryManager, type MemoryManagerOptions } from '../../src/memory/index.js';
+import { gptTokenizer, MemoryManager, TokenCounter, type MemoryManagerOptions } from '../../src/memory/index.js';
 import { ScriptedBackend } from '../../src/testing/scripted-backend.js';
 import { reply, submit, toolCall } from '../../src/testing/replies.js';
 import { defineTool } from '../../src/tools/define-tool.js';
@@ -12,6 +12,9 @@ import { ToolRegistry } from '../../src/tools/registry.js';
 import { deterministicText, tempWorkspace } from './helpers.js';
 
 const REQUEST = 'Collect the 200 measurement pages and report the largest value. Keep the original units.';
+/** The task ledger: checkpoints of earlier subtasks, passed to this one. */
+const LEDGER = 'Subtask 1 (list the pages): answer "pages 0-199 exist"; files: pages.txt';
+const WINDOW = 32_000;
 const STEPS = 200;
 
 const cleanups: Array<() => void> = [];
@@ -61,22 +64,32 @@ async function longLoop(options: {
     scope: 'subtask-1',
     request: REQUEST,
     objective: 'Fetch every page with fetch_page, then submit the largest value.',
+    priorState: LEDGER,
     workspace,
   });
   return { result, backend, memory, events };
 }
 
+/** Every backend request fits the window (counted afresh, not with the manager's cache); the request and ledger are in each executor request. */
+function expectEveryRequestBounded(backend: ScriptedBackend) {
+  const counter = new TokenCounter(gptTokenizer());
+  for (const call of backend.callsFor('execute')) {
+    expect(counter.request(call.messages, call.tools ?? [])).toBeLessThanOrEqual(0.95 * WINDOW);
+    const task = call.messages[1]!.content;
+    expect(typeof task === 'string' && task.includes(REQUEST) && task.includes(LEDGER)).toBe(true);
+  }
+  for (const call of backend.callsFor('summarize')) {
+    expect(counter.request(call.messages, call.tools ?? []) + (call.maxOutputTokens ?? 0)).toBeLessThanOrEqual(WINDOW);
+  }
+}
+
 describe('a 200-step subtask with 20 000-char tool outputs on a 32 000-token window', () => {
   it('completes with every request inside the window and the original request in each', async () => {
-    const { result, backend, memory, events } = await longLoop({ window: 32_000 });
+    const { result, backend, events } = await longLoop({ window: 32_000 });
     expect(result.status).toBe('completed');
     expect(result.answer).toBe('largest value: 42 kPa');
-    const execute = backend.callsFor('execute');
-    expect(execute).toHaveLength(STEPS + 1);
-    for (const call of execute) {
-      expect(memory.countRequest(call.messages, call.tools ?? [])).toBeLessThanOrEqual(0.95 * 32_000);
-      expect(call.messages.some((m) => typeof m.content === 'string' && m.content.includes(REQUEST))).toBe(true);
-    }
+    expect(backend.callsFor('execute')).toHaveLength(STEPS + 1);
+    expectEveryRequestBounded(backend);
     expect(result.peakRequestTokens).toBeLessThanOrEqual(0.95 * 32_000);
     expect(events.filter((e) => e.type === 'memory-truncate')).toHaveLength(STEPS);
     const compressions = events.filter((e) => e.type === 'memory-compress');
@@ -91,20 +104,22 @@ describe('a 200-step subtask with 20 000-char tool outputs on a 32 000-token win
       summarize: (i) => (i % 2 === 1 ? '' : 'Summary: pages fetched, largest 42 kPa.'),
       overflowAt: 120,
     });
+    const execute = backend.callsFor('execute');
+    const size = (i: number) => memory.countRequest(execute[i]!.messages, execute[i]!.tools ?? []);
+    // The call the backend rejected is retried once, smaller.
+    expect(size(121)).toBeLessThan(size(120));
     expect(result.status).toBe('completed');
     const prunes = events.filter((e) => e.type === 'memory-prune');
     expect(prunes.map((e) => e.reason)).toContain('summary-failed');
     expect(prunes.map((e) => e.reason)).toContain('context-length-error');
     expect(events.some((e) => e.type === 'memory-compress')).toBe(true);
-    for (const call of backend.callsFor('execute')) {
-      expect(memory.countRequest(call.messages, call.tools ?? [])).toBeLessThanOrEqual(0.95 * 32_000);
-      expect(call.messages.some((m) => typeof m.content === 'string' && m.content.includes(REQUEST))).toBe(true);
-    }
+    expectEveryRequestBounded(backend);
   });
 
   it('with observation aging stays far below the window without summarising', async () => {
     const { result, backend, memory, events } = await longLoop({ window: 32_000, memory: { observationAging: {} } });
     expect(result.status).toBe('completed');
+    expectEveryRequestBounded(backend);
     const peak = Math.max(...backend.callsFor('execute').map((c) => memory.countRequest(c.messages, c.tools ?? [])));
     expect(peak).toBeLessThan(0.9 * 32_000);
     expect(events.some((e) => e.type === 'memory-compress')).toBe(false);

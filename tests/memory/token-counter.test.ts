@@ -4,6 +4,7 @@ import {
   IMAGE_TOKENS,
   MESSAGE_OVERHEAD_TOKENS,
   REQUEST_OVERHEAD_TOKENS,
+  TOOL_SPEC_OVERHEAD_TOKENS,
   TokenCounter,
 } from '../../src/memory/token-counter.js';
 import { gptTokenizer } from '../../src/memory/tokenizer.js';
@@ -36,7 +37,8 @@ describe('TokenCounter', () => {
     const tool = MESSAGE_OVERHEAD_TOKENS + 3 + IMAGE_TOKENS + 4;
     expect(counter.request(messages, [])).toBe(REQUEST_OVERHEAD_TOKENS + assistant + tool);
     const spec: ToolSpec = { name: 'n', description: 'd', inputSchema: {} };
-    expect(counter.tools([spec])).toBeGreaterThan(JSON.stringify(spec).length);
+    expect(counter.tools([spec])).toBe(TOOL_SPEC_OVERHEAD_TOKENS + JSON.stringify(spec).length);
+    expect(counter.request(messages, [spec, spec])).toBe(counter.request(messages, []) + 2 * counter.tools([spec]));
   });
 
   it('applies the calibration factor', () => {

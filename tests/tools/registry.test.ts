@@ -159,6 +159,33 @@ describe('ToolRegistry.invoke', () => {
     expect(result.text).toContain('- tags[1]: expected string, received number 7');
   });
 
+  it('checks schemas with async refinements, naming the failing field', async () => {
+    const lookup = defineTool({
+      name: 'lookup',
+      description: 'x',
+      input: z.object({ id: z.string().refine(async (id) => id.startsWith('u-'), 'must start with "u-"') }),
+      execute: ({ id }) => `found ${id}`,
+    });
+    const registry = new ToolRegistry([lookup]);
+    expect(await registry.invoke(call('lookup', { id: 'u-1' }), context())).toMatchObject({ isError: false, text: 'found u-1' });
+    const bad = await registry.invoke(call('lookup', { id: 'x' }), context());
+    expect(bad.isError).toBe(true);
+    expect(bad.text).toContain('- id: must start with "u-", received string "x"');
+  });
+
+  it('turns a schema that throws while checking into an error observation instead of rejecting', async () => {
+    const fragile = defineTool({
+      name: 'fragile',
+      description: 'x',
+      input: z.object({ n: z.number() }).transform(() => {
+        throw new Error('transform bug');
+      }),
+      execute: () => 'never',
+    });
+    const result = await new ToolRegistry([fragile]).invoke(call('fragile', { n: 1 }), context());
+    expect(result).toMatchObject({ isError: true, text: 'Tool "fragile" could not check its input: transform bug' });
+  });
+
   it('lists the available tools for an unknown tool', async () => {
     const result = await registry.invoke(call('wether', {}), context(), { alsoAvailable: ['submit_answer'] });
     expect(result.isError).toBe(true);

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile, chmod } from 'node:fs/promises';
+import { chmod, link, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -159,6 +159,17 @@ describe('path escapes', () => {
     expect(workspace.artifacts()).toEqual([]);
   });
 
+  it('refuses a loop of symbolic links with a clear invalid-input error, writing nothing', async () => {
+    await symlink('loop-b', path.join(workspace.root, 'loop-a'));
+    await symlink('loop-a', path.join(workspace.root, 'loop-b'));
+    for (const attempt of [workspace.readFile('loop-a'), workspace.writeFile('loop-a/x.txt', 'x', { tool: 't' })]) {
+      const error = await attempt.catch((caught: unknown) => caught);
+      expect(error).toMatchObject({ code: 'invalid-input' });
+      expect((error as Error).message).toContain('"loop-a" is a loop of symbolic links');
+    }
+    expect(workspace.artifacts()).toEqual([]);
+  });
+
   it('answers exists() with false for escapes instead of throwing', async () => {
     await symlink(outside, path.join(workspace.root, 'out'));
     expect(await workspace.exists('out/secret.txt')).toBe(false);
@@ -212,6 +223,20 @@ describe('writes and the artifact registry', () => {
     await workspace.writeFile('run.sh', '#!/bin/sh\necho 2\n', { tool: 't' });
     expect((await stat(path.join(workspace.root, 'run.sh'))).mode & 0o777).toBe(0o755);
     expect(await readdir(workspace.root)).toEqual(['run.sh']);
+  });
+
+  it('replaces the file instead of rewriting it in place (a hard link to the old file keeps the old bytes)', async () => {
+    // An in-place write would change every name of the inode, including this hard link outside the workspace;
+    // temp file + rename gives the path a new inode, so a reader holding the old one sees the old content whole.
+    await workspace.writeFile('data.csv', 'old,content\n', { tool: 't' });
+    const outsideName = path.join(outside, 'hard-link.csv');
+    await link(path.join(workspace.root, 'data.csv'), outsideName);
+    const before = (await stat(path.join(workspace.root, 'data.csv'))).ino;
+    await workspace.writeFile('data.csv', 'new,content\n', { tool: 't' });
+    expect(await readFile(path.join(workspace.root, 'data.csv'), 'utf8')).toBe('new,content\n');
+    expect((await stat(path.join(workspace.root, 'data.csv'))).ino).not.toBe(before);
+    expect(await readFile(outsideName, 'utf8')).toBe('old,content\n');
+    expect(await readdir(workspace.root)).toEqual(['data.csv']);
   });
 
   it('keeps the old content when the write fails, and leaves no temp file', async () => {

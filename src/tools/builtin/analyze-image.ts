@@ -4,12 +4,17 @@ import { describeImage } from '../../workspace/preview/image-preview.js';
 import { formatBytes } from '../../workspace/preview/bounded-text.js';
 import { defineTool } from '../define-tool.js';
 import type { Tool } from '../types.js';
+import { parseOptions } from './search-providers/http.js';
 
 /** Options of {@link analyzeImageTool}. */
 export interface AnalyzeImageToolOptions {
   /** Largest image sent to the vision model. @defaultValue 20 MB */
   maxBytes?: number;
 }
+
+const AnalyzeImageOptionsSchema = z.object({
+  maxBytes: z.number().int().min(1).max(1_073_741_824).default(20 * 1024 * 1024),
+});
 
 const AnalyzeImageInput = z.object({
   path: z.string().min(1).describe('Workspace-relative path of a PNG, JPEG, GIF or WEBP image.'),
@@ -29,7 +34,7 @@ const SYSTEM_PROMPT =
 
 /** `analyze_image`: sends a workspace image and a question to the vision backend (`roles.vision`, else the main one). */
 export function analyzeImageTool(options: AnalyzeImageToolOptions = {}): Tool<z.output<typeof AnalyzeImageInput>> {
-  const maxBytes = options.maxBytes ?? 20 * 1024 * 1024;
+  const { maxBytes } = parseOptions(AnalyzeImageOptionsSchema, options, 'analyzeImageTool');
   return defineTool({
     name: 'analyze_image',
     description:

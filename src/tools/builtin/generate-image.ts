@@ -5,6 +5,7 @@ import { formatBytes } from '../../workspace/preview/bounded-text.js';
 import { defineTool } from '../define-tool.js';
 import type { Tool, ToolContext } from '../types.js';
 import type { ImageBackend } from './image-backend.js';
+import { parseOptions } from './search-providers/http.js';
 
 /** Options of {@link generateImageTool}. */
 export interface GenerateImageToolOptions {
@@ -12,6 +13,14 @@ export interface GenerateImageToolOptions {
   /** Folder for images saved without an explicit path. @defaultValue `images` */
   directory?: string;
 }
+
+const GenerateImageOptionsSchema = z.object({
+  backend: z.custom<ImageBackend>(
+    (value) => typeof value === 'object' && value !== null && typeof (value as ImageBackend).generate === 'function',
+    'must be an ImageBackend (e.g. openAIImages({ model }))',
+  ),
+  directory: z.string().trim().min(1).default('images'),
+});
 
 const GenerateImageInput = z.object({
   prompt: z.string().min(1).describe('What the image should show: subject, style, composition, any text in it.'),
@@ -48,7 +57,8 @@ async function freeName(context: ToolContext, directory: string, base: string, e
 
 /** `generate_image`: creates an image with an {@link ImageBackend} and saves it in the workspace as an artifact. */
 export function generateImageTool(options: GenerateImageToolOptions): Tool<z.output<typeof GenerateImageInput>> {
-  const directory = (options.directory ?? 'images').replace(/\/+$/, '');
+  const opts = parseOptions(GenerateImageOptionsSchema, options, 'generateImageTool');
+  const directory = opts.directory.replace(/\/+$/, '');
   return defineTool({
     name: 'generate_image',
     description:
@@ -58,7 +68,7 @@ export function generateImageTool(options: GenerateImageToolOptions): Tool<z.out
     readOnly: false,
     observation: 'text',
     async execute({ prompt, path, size }, context) {
-      const image = await options.backend.generate({ prompt, size, signal: context.signal });
+      const image = await opts.backend.generate({ prompt, size, signal: context.signal });
       let dimensions: { width: number; height: number };
       try {
         dimensions = describeImage(image.data);

@@ -34,6 +34,8 @@ const OpenAIImagesOptionsSchema = z.object({
   model: z.string().min(1),
   /** @defaultValue 300 000 ms: image models are slow */
   timeoutMs: z.number().int().positive().max(2_147_483_647).default(300_000),
+  /** Largest response body read (base64 images are large); a longer one fails with `invalid-response`. @defaultValue 100 MiB */
+  maxResponseBytes: z.number().int().min(1_024).max(1_073_741_824).default(100 * 1024 * 1024),
   /** Used when a call gives no size. */
   defaultSize: z.string().min(1).optional(),
   headers: z.record(z.string(), z.string()).default({}),
@@ -87,6 +89,7 @@ export function openAIImages(options: OpenAIImagesOptions): ImageBackend {
         body: JSON.stringify(body),
         dispatcher,
         timeoutMs: resolved.timeoutMs,
+        maxBytes: resolved.maxResponseBytes,
         signal,
         label,
       });

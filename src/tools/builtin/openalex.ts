@@ -3,7 +3,7 @@ import type { Dispatcher } from 'undici';
 import { defineTool } from '../define-tool.js';
 import { HarnessError } from '../../errors.js';
 import type { Tool } from '../types.js';
-import { count, fetchJson, joinUrl, list, parseOptions, record, text } from './search-providers/http.js';
+import { count, DEFAULT_MAX_RESPONSE_BYTES, fetchJson, joinUrl, list, parseOptions, record, text } from './search-providers/http.js';
 
 /** Options of {@link openAlexTool}. */
 export interface OpenAlexToolOptions {
@@ -16,6 +16,11 @@ export interface OpenAlexToolOptions {
   dispatcher?: Dispatcher;
   /** @defaultValue 30000 */
   timeoutMs?: number;
+  /**
+   * Largest response body read; a longer one fails with `invalid-response`.
+   * @defaultValue 16777216 (16 MiB)
+   */
+  maxResponseBytes?: number;
   /**
    * Results per query when the model does not ask for a number (it may ask for 1–25).
    * @defaultValue 10
@@ -34,6 +39,7 @@ const OpenAlexOptionsSchema = z.object({
   apiKey: z.string().min(1).optional(),
   dispatcher: z.custom<Dispatcher>((value) => typeof value === 'object' && value !== null, 'must be an undici Dispatcher').optional(),
   timeoutMs: z.number().int().min(1).max(600_000).default(30_000),
+  maxResponseBytes: z.number().int().min(1_024).max(1_073_741_824).default(DEFAULT_MAX_RESPONSE_BYTES),
   perPage: z.number().int().min(1).max(25).default(10),
   abstractChars: z.number().int().min(0).max(20_000).default(600),
 });
@@ -225,6 +231,7 @@ export function openAlexTool(options: OpenAlexToolOptions = {}): Tool<z.output<t
         await fetchJson(`${joinUrl(opts.baseURL, path)}${query ? `?${query}` : ''}`, {
           dispatcher: opts.dispatcher,
           timeoutMs: opts.timeoutMs,
+          maxBytes: opts.maxResponseBytes,
           signal: ctx.signal,
           label: 'openalex',
         }),

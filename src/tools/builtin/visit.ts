@@ -1,5 +1,9 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { z } from 'zod';
 import type { Dispatcher, Response } from 'undici';
+import { previewFile } from '../../workspace/preview/preview-file.js';
 import { defineTool } from '../define-tool.js';
 import { HarnessError } from '../../errors.js';
 import type { Tool, ToolContext, ToolOutput } from '../types.js';
@@ -154,7 +158,23 @@ function downloadName(url: URL): string {
   return `${base}.pdf`;
 }
 
+/** Previews a PDF from a private temporary copy, leaving the workspace untouched. */
+async function previewPdfOutside(bytes: Buffer, url: URL): Promise<string> {
+  const directory = await mkdtemp(path.join(os.tmpdir(), 'horizon-visit-'));
+  try {
+    const file = path.join(directory, downloadName(url));
+    await writeFile(file, bytes);
+    const preview = await previewFile(file, { displayName: url.href });
+    return `URL: ${url.href}\nPDF document (${bytes.length} bytes), not saved: an audit never changes the workspace.\n\n${preview}`;
+  } finally {
+    await rm(directory, { recursive: true, force: true });
+  }
+}
+
 async function savePdf(bytes: Buffer, url: URL, ctx: ToolContext): Promise<ToolOutput> {
+  // visit is a read-only tool: the managed mode's auditor uses it, and any workspace change during an audit is an
+  // integrity violation, so there the PDF is only previewed.
+  if (ctx.purpose === 'audit') return previewPdfOutside(bytes, url);
   const name = downloadName(url);
   let target = `downloads/${name}`;
   for (let n = 2; await ctx.workspace.exists(target); n += 1) target = `downloads/${name.replace(/\.pdf$/, '')}-${n}.pdf`;
@@ -256,7 +276,7 @@ async function fetchJina(url: URL, opts: ResolvedVisitOptions, ctx: ToolContext)
 /**
  * The paper's `visit` tool: fetches an http(s) URL with undici (timeout, streamed size cap, bounded redirects) and
  * returns readable text: HTML through Readability, text and JSON as they are, PDFs saved to `downloads/` and
- * previewed. With `reader: 'jina'` the Jina reader returns the page as markdown.
+ * previewed (in an audit, purpose `audit`, only previewed: the tool is read-only). With `reader: 'jina'` the Jina reader returns the page as markdown.
  *
  * @example
  * ```ts

@@ -11,6 +11,8 @@ export interface ScriptedResponse {
   hang?: boolean;
   /** Destroy the socket without an HTTP answer (a connection reset). */
   reset?: boolean;
+  /** Never answer: no status line, no headers, until the client goes away. */
+  stall?: boolean;
 }
 
 /** A request the server received. */
@@ -55,6 +57,7 @@ export async function startLoopbackServer(): Promise<LoopbackServer> {
       res.on('close', () => {
         if (!res.writableEnded) markCancelled();
       });
+      if (next.stall) return;
       res.writeHead(next.status ?? 200, next.headers ?? { 'content-type': 'application/json' });
       const parts = next.body === undefined ? [] : Array.isArray(next.body) ? next.body : [next.body];
       for (const part of parts) res.write(part);

@@ -13,6 +13,8 @@ export interface WireFormat {
   reply(spec: ReplySpec, stream: boolean): ScriptedResponse;
   /** HTTP 200 stream that sends one text delta, then reports an overloaded error. */
   errorInStream(): ScriptedResponse;
+  /** HTTP 200 stream that sends one text delta ("partial ") and nothing more; tests append frames or keep it open. */
+  partialStream(): ScriptedResponse & { body: string };
   /** HTTP 200 JSON body carrying an error object instead of an answer. */
   errorInBody(): ScriptedResponse;
   contextLengthError(): ScriptedResponse;
@@ -69,6 +71,10 @@ export const openAIWire: WireFormat = {
       JSON.stringify({ choices: [{ index: 0, delta: { content: 'partial ' }, finish_reason: null }] }),
       JSON.stringify({ error: { message: 'The server is overloaded', type: 'server_error', code: 'overloaded' } }),
     ]),
+  }),
+  partialStream: () => ({
+    headers: SSE_HEADERS,
+    body: sseBody([JSON.stringify({ choices: [{ index: 0, delta: { role: 'assistant', content: 'partial ' }, finish_reason: null }] })]),
   }),
   errorInBody: () => json(200, { error: { message: 'Model failed to produce output', type: 'invalid_request_error' } }),
   contextLengthError: () =>
@@ -131,6 +137,17 @@ export const anthropicWire: WireFormat = {
         ],
         { eventLines: true },
       ) + 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n',
+  }),
+  partialStream: () => ({
+    headers: SSE_HEADERS,
+    body: sseBody(
+      [
+        JSON.stringify({ type: 'message_start', message: { id: 'm', content: [], usage: { input_tokens: 3, output_tokens: 1 } } }),
+        JSON.stringify({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+        JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'partial ' } }),
+      ],
+      { eventLines: true },
+    ),
   }),
   errorInBody: () => json(200, { type: 'error', error: { type: 'invalid_request_error', message: 'Model failed to produce output' } }),
   contextLengthError: () =>

@@ -26,6 +26,11 @@ describe('analyze_image', () => {
     expect(analyzeImageTool().readOnly).toBe(true);
   });
 
+  it('rejects a bad maxBytes at creation, naming the option', () => {
+    expect(() => analyzeImageTool({ maxBytes: -5 })).toThrowError(/analyzeImageTool: option "maxBytes"/);
+    expect(() => analyzeImageTool({ maxBytes: 1.5 })).toThrowError(expect.objectContaining({ code: 'invalid-options' }));
+  });
+
   it('sends the question and the image to the vision backend with purpose execute', async () => {
     const png = makePng(8, 4);
     await workspace.writeFile('charts/bar.png', png, { tool: 'test' });

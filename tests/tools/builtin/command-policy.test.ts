@@ -114,6 +114,36 @@ describe('CommandPolicy', () => {
     expect(policy.evaluate(command).decision).toBe(decision);
   });
 
+  it('lets the strictest matching rule win whatever the rule order', () => {
+    const rules = [
+      { match: 'git', decision: 'allow' as const },
+      { match: ['git', 'push'], decision: 'deny' as const },
+      { match: ['git', 'commit'], decision: 'ask' as const },
+    ];
+    for (const order of [rules, [...rules].reverse()]) {
+      const ordered = new CommandPolicy({ rules: order });
+      expect(['git log', 'git push -f', 'git commit -m x'].map((c) => ordered.evaluate(c).decision)).toEqual(['allow', 'deny', 'ask']);
+    }
+  });
+
+  // Each operator the issue names, with one part that is not allowed: the whole line asks; with every part allowed it runs.
+  it.each([
+    ['pipe', 'ls | wc -l', 'ls | touch x'],
+    ['semicolon', 'ls; pwd', 'ls; touch x'],
+    ['and-list', 'ls && pwd', 'ls && touch x'],
+    ['or-list', 'ls || pwd', 'ls || touch x'],
+    ['$(…)', 'echo $(pwd)', 'echo $(touch x)'],
+    ['backticks', 'echo `pwd`', 'echo `touch x`'],
+    ['redirect', 'ls > listing.txt', 'ls > /tmp/listing.txt'],
+    ['input redirect', 'wc -l < data.csv', 'wc -l < /etc/shadow'],
+  ])('%s: allowed only when every part is (%s / %s)', (_name, allowed, asked) => {
+    const defaults = new CommandPolicy();
+    expect(defaults.evaluate(allowed)).toMatchObject({ decision: 'allow', compound: true });
+    const judged = defaults.evaluate(asked);
+    expect(judged.decision).toBe('ask');
+    expect(judged.parts.some((part) => part.decision === 'allow')).toBe(true);
+  });
+
   it('explains the deciding part', () => {
     const result = policy.evaluate('git status && git push');
     expect(result.reason).toBe('no publishing');

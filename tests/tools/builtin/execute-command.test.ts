@@ -92,6 +92,19 @@ describe('executeCommandTool under the policy', () => {
     expect(requests.map((r) => r.reason)).toEqual([expect.stringMatching(/^no sandbox: /)]);
   });
 
+  it('without a sandbox still refuses denied commands, even with an approve callback', async () => {
+    const requests: ApprovalRequest[] = [];
+    const tool = executeCommandTool({ sandbox: 'auto', bwrapPath: '/nonexistent/bwrap', approve: (r) => (requests.push(r), true) });
+    test = await createTestContext();
+    await expect(tool.execute({ command: 'sudo touch x' }, test.ctx)).rejects.toMatchObject({ code: 'policy-denied' });
+    expect(requests).toEqual([]);
+    const bare = executeCommandTool({ sandbox: 'auto', bwrapPath: '/nonexistent/bwrap' });
+    const error = await refusal(Promise.resolve(bare.execute({ command: 'ls' }, test.ctx)));
+    expect(error.code).toBe('policy-denied');
+    expect(error.message).toMatch(/no sandbox: .*no approve callback/);
+    expect(existsSync(path.join(test.workspace.root, 'x'))).toBe(false);
+  });
+
   it("requires bwrap when sandbox: 'bwrap' is asked for", () => {
     expect(() => executeCommandTool({ sandbox: 'bwrap', bwrapPath: '/nonexistent/bwrap' })).toThrowError(
       expect.objectContaining({ code: 'tool-unavailable' }),

@@ -190,6 +190,13 @@ describe('generate_image', () => {
     expect(workspace.artifacts()).toEqual([]);
   });
 
+  it('rejects a missing backend or an empty directory at creation, naming the option', () => {
+    expect(() => generateImageTool({} as never)).toThrowError(/generateImageTool: option "backend" must be an ImageBackend/);
+    expect(() => generateImageTool({ backend: fake(), directory: ' ' })).toThrowError(
+      expect.objectContaining({ code: 'invalid-options', message: expect.stringContaining('"directory"') }),
+    );
+  });
+
   it('validates the size argument', async () => {
     const result = await invoke(generateImageTool({ backend: fake() }), { prompt: 'x', size: 'huge' }, toolContext(workspace));
     expect(result.isError).toBe(true);

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import os from 'node:os';
@@ -65,6 +65,13 @@ describe('sandbox status', () => {
   });
 });
 
+describe('bubblewrap in CI', () => {
+  // .ci/run installs bubblewrap; a silent skip of the suite below would hide a sandbox that does not work there.
+  it.runIf(process.env.CI === 'true')('is usable, so the sandbox tests really run', () => {
+    expect(probe.available, probe.reason).toBe(true);
+  });
+});
+
 describe.skipIf(noBwrap)(`inside bubblewrap (${noBwrap ? skipReason : 'available'})`, () => {
   let test: TestContext;
   let listener: Server;
@@ -115,6 +122,20 @@ describe.skipIf(noBwrap)(`inside bubblewrap (${noBwrap ? skipReason : 'available
     expect(blocked).toMatch(/ConnectionRefusedError|Network is unreachable|OSError/);
     const open = textOf(await shell(true).execute({ command: probeCode }, test.ctx));
     expect(open).toContain('Exit code: 0\n--- stdout ---\nhello');
+  });
+
+  it('has no network interface but loopback, unless the policy allows network', async () => {
+    const interfaces = (text: string): string[] =>
+      text
+        .split('\n')
+        .map((line) => /^\s*([\w.@-]+):\s+\d/.exec(line)?.[1])
+        .filter((name): name is string => name !== undefined)
+        .sort();
+    const inside = textOf(await shell().execute({ command: 'cat /proc/net/dev' }, test.ctx));
+    expect(inside).toContain('Exit code: 0');
+    expect(interfaces(inside)).toEqual(['lo']);
+    const allowed = textOf(await shell(true).execute({ command: 'cat /proc/net/dev' }, test.ctx));
+    expect(interfaces(allowed)).toEqual(interfaces(readFileSync('/proc/net/dev', 'utf8')));
   });
 
   it('runs Python in the sandbox with the same limits', async () => {

@@ -116,6 +116,23 @@ describe('visit content types', () => {
     expect(again.files).toEqual(['downloads/report-2.pdf']);
   });
 
+  it('in an audit (purpose "audit") previews a PDF without changing the workspace, as a read-only tool must', async () => {
+    const pdf = tinyPdf('Audited revenue figures');
+    server = await startServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/pdf' });
+      res.end(pdf);
+    });
+    test = await createTestContext();
+    const tool = visitTool();
+    expect(tool.readOnly).toBe(true);
+    const output = await tool.execute({ url: `${server.url}/files/audit.pdf` }, { ...test.ctx, purpose: 'audit' });
+    expect(typeof output).toBe('string');
+    expect(output as string).toContain('not saved: an audit never changes the workspace');
+    expect(output as string).toContain('Audited revenue figures');
+    expect(test.workspace.artifacts()).toEqual([]);
+    expect(await test.workspace.exists('downloads')).toBe(false);
+  });
+
   it('describes other binaries instead of returning garbage, and saves nothing', async () => {
     const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0xff, 0x00]);
     server = await startServer((_req, res) => {

@@ -25,6 +25,7 @@ export function brave(options: BraveOptions): SearchProvider {
         headers: { 'x-subscription-token': opts.apiKey },
         dispatcher: opts.dispatcher,
         timeoutMs: opts.timeoutMs,
+        maxBytes: opts.maxResponseBytes,
         signal: request.signal,
         label: 'brave',
       });

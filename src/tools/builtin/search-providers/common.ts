@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { Dispatcher } from 'undici';
-import { DEFAULT_HTTP_TIMEOUT_MS } from './http.js';
+import { DEFAULT_HTTP_TIMEOUT_MS, DEFAULT_MAX_RESPONSE_BYTES } from './http.js';
 import type { SearchResult } from './types.js';
 
 /** Connection options of every adapter. */
@@ -13,6 +13,7 @@ export const HttpOptionsSchema = z.object({
   baseURL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
   dispatcher: z.custom<Dispatcher>((value) => typeof value === 'object' && value !== null, 'must be an undici Dispatcher').optional(),
   timeoutMs: z.number().int().min(1).max(600_000).default(DEFAULT_HTTP_TIMEOUT_MS),
+  maxResponseBytes: z.number().int().min(1_024).max(1_073_741_824).default(DEFAULT_MAX_RESPONSE_BYTES),
 });
 
 /** An API key: a non-empty string. */

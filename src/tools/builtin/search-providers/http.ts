@@ -21,7 +21,15 @@ export interface HttpFetchOptions {
   redirect?: 'follow' | 'manual';
   /** Name used in error messages (`serper`, `visit`, …). */
   label: string;
+  /**
+   * {@link fetchJson} only: largest response body read; a longer one is abandoned as `invalid-response`.
+   * @defaultValue 16 MiB (`DEFAULT_MAX_RESPONSE_BYTES`)
+   */
+  maxBytes?: number;
 }
+
+/** Default bound of a JSON response body (16 MiB): far above any search or metadata page, far below what hurts memory. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
 /** A response plus the helpers to cancel it; `done()` must be called once the body is consumed or abandoned. */
 export interface HttpResponse {
@@ -124,19 +132,53 @@ export async function fetchJson(url: string, options: HttpFetchOptions): Promise
   });
   try {
     if (!response.ok) throw await httpError(options.label, response);
-    const text = await response.text();
+    const text = await readTextCapped(response, options.maxBytes ?? DEFAULT_MAX_RESPONSE_BYTES, options.label);
     try {
       return JSON.parse(text) as unknown;
     } catch (error) {
-      throw new HarnessError('invalid-response', `${options.label}: the response is not JSON (${text.slice(0, 120)}).`, {
-        cause: error,
-      });
+      const type = response.headers.get('content-type') ?? 'no Content-Type';
+      const start = text.slice(0, 80);
+      const shown = /[\ufffd\u0000-\u0008\u000e-\u001f]/.test(start) ? 'binary data' : `it starts with ${JSON.stringify(start)}`;
+      throw new HarnessError(
+        'invalid-response',
+        `${options.label}: the response is not JSON (${type}; ${shown}). Check the base URL and the API key.`,
+        { cause: error },
+      );
     }
   } catch (error) {
     throw abortReason(signal, options.label) ?? error;
   } finally {
     done();
   }
+}
+
+/** Reads a body as UTF-8 text, cancelling the stream and throwing `invalid-response` once it passes `maxBytes`. */
+async function readTextCapped(response: Response, maxBytes: number, label: string): Promise<string> {
+  const declared = Number(response.headers.get('content-length') ?? NaN);
+  const tooLarge = (): HarnessError =>
+    new HarnessError(
+      'invalid-response',
+      `${label}: the response is larger than ${maxBytes} bytes and was abandoned. Ask for fewer results, or raise maxResponseBytes.`,
+    );
+  if (declared > maxBytes) {
+    await response.body?.cancel().catch(() => undefined);
+    throw tooLarge();
+  }
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = (await reader.read()) as { done: boolean; value: Uint8Array };
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** Joins a base URL and a path without doubling or dropping slashes. */

@@ -38,6 +38,7 @@ export function searxng(options: SearxngOptions): SearchProvider {
         headers: opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {},
         dispatcher: opts.dispatcher,
         timeoutMs: opts.timeoutMs,
+        maxBytes: opts.maxResponseBytes,
         signal: request.signal,
         label: 'searxng',
       });

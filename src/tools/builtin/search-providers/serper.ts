@@ -32,6 +32,7 @@ export function serper(options: SerperOptions): SearchProvider {
         body: JSON.stringify(request.num === undefined ? { q: request.query } : { q: request.query, num: request.num }),
         dispatcher: opts.dispatcher,
         timeoutMs: opts.timeoutMs,
+        maxBytes: opts.maxResponseBytes,
         signal: request.signal,
         label: 'serper',
       });

@@ -36,6 +36,7 @@ export function tavily(options: TavilyOptions): SearchProvider {
         body: JSON.stringify(payload),
         dispatcher: opts.dispatcher,
         timeoutMs: opts.timeoutMs,
+        maxBytes: opts.maxResponseBytes,
         signal: request.signal,
         label: 'tavily',
       });

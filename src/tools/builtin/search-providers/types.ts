@@ -46,4 +46,9 @@ export interface HttpProviderOptions {
    * @defaultValue 30000
    */
   timeoutMs?: number;
+  /**
+   * Largest response body read; a longer one fails with `invalid-response` instead of filling memory.
+   * @defaultValue 16777216 (16 MiB)
+   */
+  maxResponseBytes?: number;
 }

@@ -1,0 +1,97 @@
+import { execFile } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { rubricScore, scoreWithJudge } from '../../examples/support/rubric.js';
+import { ABLATION_TASKS } from '../../examples/support/ablation-tasks.js';
+import type { RunResult } from '../../src/index.js';
+import { ScriptedBackend, reply } from '../../src/testing/index.js';
+import { tempDir } from './helpers.js';
+
+const run = promisify(execFile);
+const root = path.resolve(import.meta.dirname, '../..');
+const tsx = path.join(root, 'node_modules/.bin/tsx');
+
+/** Runs an example the way a new user does: no API keys or other variables, only PATH and HOME; temp files go to `tmp`. */
+async function runExample(file: string, tmp: string): Promise<string> {
+  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmp, TMPDIR: tmp };
+  const { stdout } = await run(tsx, [file], { cwd: root, env, timeout: 120_000, maxBuffer: 8 * 1024 * 1024 });
+  return stdout;
+}
+
+describe('examples with no environment variables', () => {
+  it('npm run demo (examples/quickstart.ts) replays offline, says so first, and delivers itinerary.md', async () => {
+    const tmp = await tempDir();
+    const out = await runExample('examples/quickstart.ts', tmp);
+    const lines = out.split('\n');
+    expect(lines[0]).toMatch(/replay backend/);
+    expect(out).toMatch(/plan \(\d+ subtasks\)/);
+    expect(out).toContain('🔧 write_to_file');
+    expect(out).toContain('verification 1: failed');
+    expect(out).toContain('repair 1');
+    expect(out).toContain('■ succeeded');
+    const deliverable = /^Deliverable: (.+)$/m.exec(out)?.[1];
+    expect(deliverable).toBeDefined();
+    expect(deliverable!.startsWith(tmp)).toBe(true);
+    const body = await readFile(deliverable!, 'utf8');
+    for (const heading of ['Day by day', 'Budget', 'Packing list']) expect(body).toContain(`## ${heading}`);
+    const report = JSON.parse(out.slice(out.indexOf('Report:') + 'Report:'.length)) as RunResult['report'];
+    expect(report).toMatchObject({ repairs: 1, repairRecovered: true, firstPassVerified: false });
+  });
+
+  it('examples/ablation.ts replays offline, says so first, and prints a row per configuration', async () => {
+    const tmp = await tempDir();
+    const out = await runExample('examples/ablation.ts', tmp);
+    expect(out.split('\n')[0]).toMatch(/replay backend/);
+    expect(out).toMatch(/Config\s+Score\s+Latency s\s+Model calls\s+Tool calls\s+Tokens/);
+    const rows = new Map(
+      [...out.matchAll(/^(DIRECT|DECOMP|VERIFY|FULL)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\d+)$/gm)].map((m) => [
+        m[1],
+        { score: Number(m[2]), calls: Number(m[4]) },
+      ]),
+    );
+    expect([...rows.keys()]).toEqual(['DIRECT', 'DECOMP', 'VERIFY', 'FULL']);
+    // The replayed agent forgets a section that only verification reliably restores.
+    expect(rows.get('FULL')!.score).toBe(1);
+    expect(rows.get('DIRECT')!.score).toBeLessThan(1);
+    expect(rows.get('DIRECT')!.calls).toBeLessThan(rows.get('FULL')!.calls);
+    const workspaces = /^Workspaces: (.+)$/m.exec(out)?.[1];
+    expect(workspaces?.startsWith(tmp)).toBe(true);
+    expect(await readdir(workspaces!)).toHaveLength(4 * ABLATION_TASKS.length);
+  });
+});
+
+describe('ablation rubric scoring', () => {
+  const criteria = [
+    { content: 'has A', score: 2 },
+    { content: 'has B', score: 1 },
+    { content: 'has C', score: 1 },
+    { content: 'no file delivered', score: -2 },
+  ];
+
+  it('is satisfied positive points minus triggered penalties, floored at 0, over the positive total', () => {
+    expect(rubricScore(criteria, new Set(['1', '2', '3']))).toBe(1);
+    expect(rubricScore(criteria, new Set(['1', '2']))).toBe(0.75);
+    expect(rubricScore(criteria, new Set(['1', '2', '4']))).toBe(0.25);
+    expect(rubricScore(criteria, new Set(['3', '4']))).toBe(0);
+    expect(rubricScore([{ content: 'only a penalty', score: -1 }], new Set())).toBe(0);
+  });
+
+  it('asks the judge per criterion and scores its reply; an unusable reply scores 0 and says why', async () => {
+    const task = { ...ABLATION_TASKS[0]!, score_criteria: criteria };
+    const result = { deliverable: { answer: 'ANSWER-TEXT', files: [] }, workspace: await tempDir() } as unknown as RunResult;
+    const judge = new ScriptedBackend([
+      reply('{"criteria_results":[{"criterion_id":"1","satisfied":true},{"criterion_id":2,"satisfied":false},{"criterion_id":"4","satisfied":true}]}'),
+      reply('no verdict'),
+    ]);
+    expect(await scoreWithJudge(judge, task, result)).toEqual({ score: 0 });
+    const prompt = String(judge.calls[0]?.messages[0]?.content);
+    expect(prompt).toContain('ANSWER-TEXT');
+    expect(prompt).toContain('(no files delivered)');
+    expect(prompt).toContain('Criterion 4 (ID: 4, Score: -2): no file delivered');
+    const unusable = await scoreWithJudge(judge, task, result);
+    expect(unusable.score).toBe(0);
+    expect(unusable.error).toMatch(/no parseable JSON/);
+  });
+});
