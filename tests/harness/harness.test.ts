@@ -1,7 +1,6 @@
 import { readFile, rm, writeFile as fsWriteFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import type { Purpose } from '../../src/backend/types.js';
 import { HarnessError } from '../../src/errors.js';
 import type { HarnessEvent } from '../../src/events.js';
@@ -9,9 +8,8 @@ import { createHarness } from '../../src/harness/harness.js';
 import type { VerifierLike } from '../../src/verifier/verifier.js';
 import { planOf, reply, submit, toolCall, verdict } from '../../src/testing/replies.js';
 import { ScriptedBackend } from '../../src/testing/scripted-backend.js';
-import { defineTool } from '../../src/tools/define-tool.js';
 import { executeCommandTool } from '../../src/tools/builtin/execute-command.js';
-import { tempDir, textOf, writeFile } from './helpers.js';
+import { hang, tempDir, textOf, writeFile } from './helpers.js';
 
 const TASK = 'Research two river facts and write rivers.md with both, in English.';
 
@@ -324,16 +322,6 @@ describe('createHarness: the four configurations', () => {
 });
 
 describe('createHarness: ending early', () => {
-  const hang = defineTool({
-    name: 'hang',
-    description: 'Waits until aborted.',
-    input: z.object({}),
-    timeoutMs: 600_000,
-    execute: (_input, ctx) =>
-      new Promise<string>((_resolve, reject) => {
-        ctx.signal.addEventListener('abort', () => reject(new Error('stopped')), { once: true });
-      }),
-  });
 
   it('ends cleanly with status aborted when aborted mid-subtask', async () => {
     const backend = new ScriptedBackend({

@@ -30,6 +30,18 @@ export const writeFile = defineTool({
   },
 });
 
+/** A tool that never finishes until its signal aborts. */
+export const hang = defineTool({
+  name: 'hang',
+  description: 'Waits until aborted.',
+  input: z.object({}),
+  timeoutMs: 600_000,
+  execute: (_input, ctx) =>
+    new Promise<string>((_resolve, reject) => {
+      ctx.signal.addEventListener('abort', () => reject(new Error('stopped')), { once: true });
+    }),
+});
+
 /** All text of a request's messages. */
 export function textOf(request: GenerateRequest | undefined): string {
   return (request?.messages ?? []).map(messageText).join('\n');

@@ -1,10 +1,8 @@
 import { readFile, realpath, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
-import { z } from 'zod';
 import {
   createHarness,
-  defineTool,
   type ExecutionMemory,
   type ExecutorLike,
   type ExecutorResult,
@@ -18,7 +16,7 @@ import {
   type Verdict,
 } from '../../src/index.js';
 import { PassThroughMemory, ScriptedBackend, planOf, reply, submit, toolCall, verdict } from '../../src/testing/index.js';
-import { tempDir, textOf, writeFile } from './helpers.js';
+import { hang, tempDir, textOf, writeFile } from './helpers.js';
 
 const TASK = 'Collect two facts about owls and write owls.md with both.';
 
@@ -33,17 +31,6 @@ function lifecycle(events: readonly HarnessEvent[]): string[] {
   return events.map((e) => e.type).filter((t) => !/^(llm|tool|memory)-/.test(t));
 }
 
-/** A tool that never finishes until its signal aborts. */
-const hang = defineTool({
-  name: 'hang',
-  description: 'Waits until aborted.',
-  input: z.object({}),
-  timeoutMs: 600_000,
-  execute: (_input, ctx) =>
-    new Promise<string>((_resolve, reject) => {
-      ctx.signal.addEventListener('abort', () => reject(new Error('stopped')), { once: true });
-    }),
-});
 
 function executorResult(partial: Partial<ExecutorResult>): ExecutorResult {
   return {
