@@ -40,25 +40,25 @@ export interface PruneResult {
   fits: boolean;
 }
 
-const STUB_PREFIX = '[pruned]';
+const PRUNED_PREFIX = '[pruned]';
 const SAVED_PATH = /\.harness\/outputs\/[\w.-]+\.txt(?: lines \d+-\d+)?/;
 
-/** True for a tool message that already is a one-line stub. */
-export function isStub(message: Message): boolean {
-  return typeof message.content === 'string' && message.content.startsWith(STUB_PREFIX);
+/** True for a tool message that already is a one-line placeholder. */
+export function isPrunedOutput(message: Message): boolean {
+  return typeof message.content === 'string' && message.content.startsWith(PRUNED_PREFIX);
 }
 
 /** A one-line stand-in for an old tool result, naming the saved full output when the observation named one. */
-export function stubToolMessage(message: Extract<Message, { role: 'tool' }>): Message {
+export function prunedToolMessage(message: Extract<Message, { role: 'tool' }>): Message {
   const text = typeof message.content === 'string' ? message.content : '';
   const saved = SAVED_PATH.exec(text)?.[0];
   const where = saved ? ` Full output: ${saved} (read_file it if needed).` : '';
-  return { ...message, content: `${STUB_PREFIX} Earlier ${message.toolName} output removed to fit the context window.${where}` };
+  return { ...message, content: `${PRUNED_PREFIX} Earlier ${message.toolName} output removed to fit the context window.${where}` };
 }
 
 /**
  * Deterministic emergency pruning: removes the lowest-value history first until the messages fit
- * `budget` tokens. In order, oldest first: old tool outputs become one-line stubs; old reasoning text is
+ * `budget` tokens. In order, oldest first: old tool outputs become one-line placeholders; old reasoning text is
  * dropped (the calls stay); whole old rounds are dropped; finally a leading round such as an earlier
  * summary. The protected prefix and the last round are never touched, a tool call never loses its
  * results, and the kept messages stay in order. Pure: `count` gives one message's tokens.
@@ -90,7 +90,7 @@ export function emergencyPrune(
   for (const round of older) {
     for (let i = 0; i < round.length; i++) {
       const message = round[i] as Message;
-      if (message.role === 'tool' && !isStub(message)) replace(round, i, stubToolMessage(message));
+      if (message.role === 'tool' && !isPrunedOutput(message)) replace(round, i, prunedToolMessage(message));
       if (total <= budget) return finish(0, none);
     }
   }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Message } from '../../src/backend/types.js';
-import { emergencyPrune, isStub, planCompression, stubToolMessage } from '../../src/memory/fit.js';
+import { emergencyPrune, isPrunedOutput, planCompression, prunedToolMessage } from '../../src/memory/fit.js';
 import { round } from './helpers.js';
 import { expectWellFormed } from './well-formed.js';
 
@@ -44,7 +44,7 @@ describe('emergencyPrune', () => {
     expect(result.fits).toBe(true);
     expect(result.messagesRemoved).toBe(0);
     const stub = result.messages[3]!;
-    expect(isStub(stub)).toBe(true);
+    expect(isPrunedOutput(stub)).toBe(true);
     expect(stub.content).toContain('.harness/outputs/subtask-1-a-0.txt');
     expect(result.messages[2]).toBe(dialogue[2]);
     expect(result.messages.slice(4)).toEqual(dialogue.slice(4));
@@ -73,7 +73,7 @@ describe('emergencyPrune', () => {
     const last = round('c', ['3'.repeat(400)]);
     const dialogue = [...prefix, ...a, ...b, ...last];
     const result = emergencyPrune(dialogue, 2, total(dialogue) - 500, count);
-    expect(isStub(result.messages[3]!)).toBe(true);
+    expect(isPrunedOutput(result.messages[3]!)).toBe(true);
     expect(result.messages[5]).toBe(dialogue[5]);
   });
 
@@ -83,7 +83,7 @@ describe('emergencyPrune', () => {
     const last = round('c', ['3'.repeat(400)]);
     const dialogue = [...prefix, ...a, ...b, ...last];
     const b0 = b[0] as Extract<Message, { role: 'assistant' }>;
-    const expected = [...prefix, { ...b0, content: '' }, stubToolMessage(b[1] as Extract<Message, { role: 'tool' }>), ...last];
+    const expected = [...prefix, { ...b0, content: '' }, prunedToolMessage(b[1] as Extract<Message, { role: 'tool' }>), ...last];
     const result = emergencyPrune(dialogue, 2, total(expected), count);
     expect(result.fits).toBe(true);
     expect(result.messagesRemoved).toBe(2);
