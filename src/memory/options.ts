@@ -7,7 +7,7 @@ const positiveInt = (fallback: number) => z.number().int().positive().default(fa
 
 /** Options of {@link MemoryManager}, validated once in its constructor. */
 export const MemoryOptionsSchema = z
-  .object({
+  .strictObject({
     /** Fraction of the context window above which earlier rounds are summarised. @defaultValue 0.9 */
     compressAt: z.number().gt(0).max(1).default(DEFAULTS.compressAt),
     /** Fraction of the window above which history is pruned deterministically; no request exceeds it. @defaultValue 0.95 */
@@ -33,7 +33,7 @@ export const MemoryOptionsSchema = z
      * naming the saved full output. @defaultValue false
      */
     observationAging: z
-      .union([z.literal(false), z.object({ keepRecentRounds: positiveInt(DEFAULTS.keepRecentRounds) })])
+      .union([z.literal(false), z.strictObject({ keepRecentRounds: positiveInt(DEFAULTS.keepRecentRounds) })])
       .default(false),
   })
   .refine((o) => o.compressAt <= o.emergencyAt, {
@@ -58,6 +58,10 @@ const ALLOWED: Record<string, string> = {
   observationAging: 'false or { keepRecentRounds?: positive integer }',
 };
 
+function knownKeys(path: readonly PropertyKey[]): Record<string, unknown> {
+  return path[0] === 'observationAging' ? { keepRecentRounds: true } : { ...MemoryOptionsSchema.shape, tokenizer: true };
+}
+
 /** Parses memory options; a bad option throws `HarnessError('invalid-options')` naming it and its allowed range. */
 export function parseMemoryOptions(options: MemoryManagerOptions = {}): ResolvedMemoryOptions {
   const { tokenizer, ...rest } = options;
@@ -71,6 +75,12 @@ export function parseMemoryOptions(options: MemoryManagerOptions = {}): Resolved
   const parsed = MemoryOptionsSchema.safeParse(rest);
   if (parsed.success) return parsed.data;
   const problems = parsed.error.issues.map((issue) => {
+    // A misspelt option would otherwise be ignored silently and its default used.
+    if (issue.code === 'unrecognized_keys') {
+      const where = issue.path.length ? `memory.${issue.path.join('.')}` : 'memory';
+      const known = Object.keys(knownKeys(issue.path)).join(', ');
+      return `${where}: unknown option${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')} (known: ${known})`;
+    }
     const name = String(issue.path[0] ?? 'options');
     const allowed = ALLOWED[name] ?? 'a positive integer';
     return `memory.${issue.path.join('.')}: ${issue.message} (allowed: ${allowed})`;

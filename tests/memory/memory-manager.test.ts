@@ -63,6 +63,13 @@ describe('MemoryManager options', () => {
     }
   });
 
+  it.each([
+    [{ compresAt: 0.8 }, /memory: unknown option "compresAt" \(known: compressAt, emergencyAt/],
+    [{ observationAging: { keepRecent: 2 } }, /memory\.observationAging: unknown option "keepRecent" \(known: keepRecentRounds\)/],
+  ])('rejects the misspelt option %o instead of ignoring it', (options, message) => {
+    expect(() => new MemoryManager(options as never)).toThrow(message);
+  });
+
   it('rejects a tokenizer without a count method', () => {
     expect(() => new MemoryManager({ tokenizer: {} as never })).toThrow(/memory\.tokenizer/);
   });
