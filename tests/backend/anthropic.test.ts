@@ -1,36 +1,26 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { anthropic, type AnthropicOptions } from '../../src/backend/anthropic.js';
 import type { GenerateRequest, StreamPart } from '../../src/backend/types.js';
-import { HarnessError, ProviderHttpError } from '../../src/errors.js';
+import { ProviderHttpError } from '../../src/errors.js';
 import { readFixture } from '../support/fixtures.js';
-import { runBackendConformance } from './conformance.js';
+import { adapterOptions, FAST_RETRY, runBackendConformance } from './conformance.js';
 import { readChunkObjects, readChunks, readLocalFixture } from './support/fixture-formats.js';
 import { SSE_HEADERS, sseBody, startLoopbackServer, type LoopbackServer } from './support/loopback-server.js';
 import { anthropicWire } from './support/wire-formats.js';
+import { harnessRejection } from '../support/rejection.js';
 
-const FAST = { minTimeoutMs: 1, maxTimeoutMs: 5 };
 
 function backend(baseURL: string, extra: Partial<AnthropicOptions> = {}) {
-  return anthropic({ baseURL, apiKey: 'sk-ant-test', model: 'claude-test', retry: FAST, ...extra });
+  return anthropic({ baseURL, apiKey: 'sk-ant-test', model: 'claude-test', retry: FAST_RETRY, ...extra });
 }
 
 runBackendConformance(
   'anthropic',
-  ({ baseURL, stream, maxRetries, timeoutMs, maxRetryAfterMs }) =>
-    backend(baseURL, { stream, ...(maxRetries !== undefined ? { maxRetries } : {}), ...(timeoutMs ? { timeoutMs } : {}), retry: { ...FAST, ...(maxRetryAfterMs !== undefined ? { maxRetryAfterMs } : {}) } }),
+  (context) => backend(context.baseURL, adapterOptions(context)),
   anthropicWire,
 );
 
 const ASK: GenerateRequest = { messages: [{ role: 'user', content: 'Hi' }] };
-
-async function rejection(promise: Promise<unknown>): Promise<HarnessError> {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(HarnessError.isInstance(error)).toBe(true);
-  return error as HarnessError;
-}
 
 function textOf(events: Array<Record<string, unknown>>, deltaType: string, field: string): string {
   return events
@@ -95,7 +85,7 @@ describe('anthropic', () => {
 
     it('anthropic/anthropic-issue-17366-error.json: a 400 invalid_request_error is a bad request, not retried', async () => {
       server.reply({ status: 400, body: readFixture('providers/anthropic/anthropic-issue-17366-error.json') });
-      const error = await rejection(backend(server.baseURL, { maxRetries: 3 }).generate(ASK));
+      const error = await harnessRejection(backend(server.baseURL, { maxRetries: 3 }).generate(ASK));
       expect(error.code).toBe('bad-request');
       expect(error.message).toMatch(/unexpected `tool_use_id` found in `tool_result` blocks/);
       expect((error as ProviderHttpError).status).toBe(400);
@@ -239,7 +229,7 @@ describe('anthropic', () => {
 
     it('names ANTHROPIC_API_KEY when the key is rejected', async () => {
       server.reply(anthropicWire.authError());
-      const error = await rejection(backend(server.baseURL).generate(ASK));
+      const error = await harnessRejection(backend(server.baseURL).generate(ASK));
       expect(error.code).toBe('authentication');
       expect(error.message).toMatch(/ANTHROPIC_API_KEY/);
     });

@@ -1,8 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { GenerateRequest, LlmBackend, StreamPart } from '../../src/backend/types.js';
-import { HarnessError, ProviderHttpError } from '../../src/errors.js';
+import { ProviderHttpError } from '../../src/errors.js';
 import { startLoopbackServer, type LoopbackServer } from './support/loopback-server.js';
 import type { WireFormat } from './support/wire-formats.js';
+import { harnessRejection } from '../support/rejection.js';
 
 /** What the suite asks an adapter factory for. */
 export interface ConformanceContext {
@@ -17,6 +18,19 @@ export interface ConformanceContext {
 /** Builds the adapter under test; it must use tiny backoff delays. */
 export type MakeBackend = (context: ConformanceContext) => LlmBackend;
 
+/** Backoff delays small enough for tests. */
+export const FAST_RETRY = { minTimeoutMs: 1, maxTimeoutMs: 5 };
+
+/** The adapter options (shared by both shipped adapters) that a conformance context asks for. */
+export function adapterOptions({ stream, maxRetries, timeoutMs, maxRetryAfterMs }: ConformanceContext) {
+  return {
+    stream,
+    ...(maxRetries !== undefined ? { maxRetries } : {}),
+    ...(timeoutMs ? { timeoutMs } : {}),
+    retry: { ...FAST_RETRY, ...(maxRetryAfterMs !== undefined ? { maxRetryAfterMs } : {}) },
+  };
+}
+
 const ASK: GenerateRequest = {
   messages: [
     { role: 'system', content: 'Be brief.' },
@@ -24,15 +38,6 @@ const ASK: GenerateRequest = {
   ],
   tools: [{ name: 'read_file', description: 'Read a file', inputSchema: { type: 'object', properties: { path: { type: 'string' } } } }],
 };
-
-async function rejection(promise: Promise<unknown>): Promise<HarnessError> {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(HarnessError.isInstance(error), `expected a HarnessError, got ${String(error)}`).toBe(true);
-  return error as HarnessError;
-}
 
 async function collect(parts: AsyncIterable<StreamPart>): Promise<StreamPart[]> {
   const out: StreamPart[] = [];
@@ -96,7 +101,7 @@ export function runBackendConformance(name: string, makeBackend: MakeBackend, wi
 
         it('fails at once on 401 with a message naming the key to fix', async () => {
           server.reply(wire.authError(), wire.reply({ text: ['never'], finish: 'stop', usage: { input: 1, output: 1 } }, stream));
-          const error = await rejection(makeBackend({ baseURL: server.baseURL, stream, maxRetries: 3 }).generate(ASK));
+          const error = await harnessRejection(makeBackend({ baseURL: server.baseURL, stream, maxRetries: 3 }).generate(ASK));
           expect(error.code).toBe('authentication');
           expect(error.retryable).toBe(false);
           expect(error.message).toMatch(/`apiKey` option/);
@@ -105,7 +110,7 @@ export function runBackendConformance(name: string, makeBackend: MakeBackend, wi
 
         it('fails at once on 403 too, naming the key to fix', async () => {
           server.reply({ ...wire.authError(), status: 403 }, wire.reply({ text: ['never'], finish: 'stop', usage: { input: 1, output: 1 } }, stream));
-          const error = await rejection(makeBackend({ baseURL: server.baseURL, stream, maxRetries: 3 }).generate(ASK));
+          const error = await harnessRejection(makeBackend({ baseURL: server.baseURL, stream, maxRetries: 3 }).generate(ASK));
           expect(error).toMatchObject({ code: 'authentication', retryable: false });
           expect(error.message).toMatch(/HTTP 403.*`apiKey` option/);
           expect(server.requests).toHaveLength(1);
@@ -117,14 +122,14 @@ export function runBackendConformance(name: string, makeBackend: MakeBackend, wi
           const pending = makeBackend({ baseURL: server.baseURL, stream, maxRetries: 3 }).generate({ ...ASK, signal: controller.signal });
           await vi.waitFor(() => expect(server.requests).toHaveLength(1));
           controller.abort();
-          expect((await rejection(pending)).code).toBe('aborted');
+          expect((await harnessRejection(pending)).code).toBe('aborted');
           await server.cancelled;
           expect(server.requests).toHaveLength(1);
         });
 
         it('maps a context-length 400 to its own code without retrying', async () => {
           server.reply(wire.contextLengthError());
-          const error = await rejection(makeBackend({ baseURL: server.baseURL, stream, maxRetries: 3 }).generate(ASK));
+          const error = await harnessRejection(makeBackend({ baseURL: server.baseURL, stream, maxRetries: 3 }).generate(ASK));
           expect(error.code).toBe('context-length-exceeded');
           expect(error.retryable).toBe(false);
           expect(server.requests).toHaveLength(1);
@@ -139,7 +144,7 @@ export function runBackendConformance(name: string, makeBackend: MakeBackend, wi
 
         it('does not wait for a Retry-After longer than allowed and reports it', async () => {
           server.reply(wire.rateLimited('120'), wire.reply({ text: ['never'], finish: 'stop', usage: { input: 1, output: 1 } }, stream));
-          const error = await rejection(makeBackend({ baseURL: server.baseURL, stream, maxRetries: 2, maxRetryAfterMs: 1_000 }).generate(ASK));
+          const error = await harnessRejection(makeBackend({ baseURL: server.baseURL, stream, maxRetries: 2, maxRetryAfterMs: 1_000 }).generate(ASK));
           expect(error.code).toBe('rate-limited');
           expect(error.retryable).toBe(true);
           expect((error as ProviderHttpError).retryAfterMs).toBe(120_000);
@@ -159,7 +164,7 @@ export function runBackendConformance(name: string, makeBackend: MakeBackend, wi
 
         it('gives up after maxRetries with the last retryable error', async () => {
           server.reply({ status: 500, body: '{"error":{"message":"boom"}}' }, { status: 502, body: 'bad gateway' });
-          const error = await rejection(makeBackend({ baseURL: server.baseURL, stream, maxRetries: 1 }).generate(ASK));
+          const error = await harnessRejection(makeBackend({ baseURL: server.baseURL, stream, maxRetries: 1 }).generate(ASK));
           expect(error.code).toBe('server-error');
           expect((error as ProviderHttpError).status).toBe(502);
           expect(server.requests).toHaveLength(2);
@@ -171,7 +176,7 @@ export function runBackendConformance(name: string, makeBackend: MakeBackend, wi
           const pending = makeBackend({ baseURL: server.baseURL, stream, maxRetries: 3 }).generate({ ...ASK, signal: controller.signal });
           await vi.waitFor(() => expect(server.requests).toHaveLength(1));
           controller.abort();
-          const error = await rejection(pending);
+          const error = await harnessRejection(pending);
           expect(error.code).toBe('aborted');
           await server.cancelled;
           expect(server.requests).toHaveLength(1);
@@ -179,7 +184,7 @@ export function runBackendConformance(name: string, makeBackend: MakeBackend, wi
 
         it('times out a request that hangs and cancels it', async () => {
           server.reply({ hang: true, headers: { 'content-type': stream ? 'text/event-stream' : 'application/json' } });
-          const error = await rejection(makeBackend({ baseURL: server.baseURL, stream, maxRetries: 0, timeoutMs: 150 }).generate(ASK));
+          const error = await harnessRejection(makeBackend({ baseURL: server.baseURL, stream, maxRetries: 0, timeoutMs: 150 }).generate(ASK));
           expect(error.code).toBe('timeout');
           expect(error.retryable).toBe(true);
           await server.cancelled;
@@ -232,10 +237,10 @@ export function runBackendConformance(name: string, makeBackend: MakeBackend, wi
     it('rejects when an error arrives inside a stream that began with HTTP 200', async () => {
       server.reply(wire.errorInStream(), wire.errorInStream());
       const backend = makeBackend({ baseURL: server.baseURL, stream: true, maxRetries: 0 });
-      const error = await rejection(backend.generate(ASK));
+      const error = await harnessRejection(backend.generate(ASK));
       expect(error.code).toBe('server-error');
       const seen: StreamPart[] = [];
-      const streamed = await rejection(
+      const streamed = await harnessRejection(
         (async () => {
           for await (const part of backend.stream!(ASK)) seen.push(part);
         })(),
@@ -248,7 +253,7 @@ export function runBackendConformance(name: string, makeBackend: MakeBackend, wi
       server.reply({ ...wire.partialStream(), hang: true });
       const controller = new AbortController();
       const seen: StreamPart[] = [];
-      const error = await rejection(
+      const error = await harnessRejection(
         (async () => {
           for await (const part of makeBackend({ baseURL: server.baseURL, stream: false }).stream!({ ...ASK, signal: controller.signal })) {
             seen.push(part);
@@ -272,7 +277,7 @@ export function runBackendConformance(name: string, makeBackend: MakeBackend, wi
 
     it('stream(): times out a body that stops mid-way and cancels it', async () => {
       server.reply({ ...wire.partialStream(), hang: true });
-      const error = await rejection(collect(makeBackend({ baseURL: server.baseURL, stream: false, timeoutMs: 150 }).stream!(ASK)));
+      const error = await harnessRejection(collect(makeBackend({ baseURL: server.baseURL, stream: false, timeoutMs: 150 }).stream!(ASK)));
       expect(error).toMatchObject({ code: 'timeout', retryable: true });
       await server.cancelled;
     });
@@ -280,14 +285,14 @@ export function runBackendConformance(name: string, makeBackend: MakeBackend, wi
     it('rejects a plain-text `event: error` frame inside a 200 stream with the provider text', async () => {
       const partial = wire.partialStream();
       server.reply({ ...partial, body: `${partial.body}event: error\ndata: upstream exploded\n\n` });
-      const error = await rejection(makeBackend({ baseURL: server.baseURL, stream: true, maxRetries: 0 }).generate(ASK));
+      const error = await harnessRejection(makeBackend({ baseURL: server.baseURL, stream: true, maxRetries: 0 }).generate(ASK));
       expect(error.code).toBe('invalid-response');
       expect(error.message).toMatch(/reported an error inside the response: upstream exploded/);
     });
 
     it('rejects a 200 JSON body that carries an error object', async () => {
       server.reply(wire.errorInBody());
-      const error = await rejection(makeBackend({ baseURL: server.baseURL, stream: false, maxRetries: 0 }).generate(ASK));
+      const error = await harnessRejection(makeBackend({ baseURL: server.baseURL, stream: false, maxRetries: 0 }).generate(ASK));
       expect(error.code).toBe('invalid-response');
       expect(error.message).toMatch(/Model failed to produce output/);
     });
@@ -307,7 +312,7 @@ export function runBackendConformance(name: string, makeBackend: MakeBackend, wi
       const body = String(full.body);
       const truncated = body.slice(0, body.indexOf('abc') + 10).replace(/\n[^\n]*$/, '\n\n');
       server.reply({ ...full, body: truncated });
-      const error = await rejection(makeBackend({ baseURL: server.baseURL, stream: true, maxRetries: 0 }).generate(ASK));
+      const error = await harnessRejection(makeBackend({ baseURL: server.baseURL, stream: true, maxRetries: 0 }).generate(ASK));
       expect(error.code).toBe('invalid-response');
     });
   });

@@ -4,7 +4,7 @@ import { openAICompatible, type OpenAICompatibleOptions } from '../../src/backen
 import type { GenerateRequest, GenerateResult, Message } from '../../src/backend/types.js';
 import { HarnessError, ProviderHttpError } from '../../src/errors.js';
 import { readFixture } from '../support/fixtures.js';
-import { runBackendConformance } from './conformance.js';
+import { adapterOptions, FAST_RETRY, runBackendConformance } from './conformance.js';
 import {
   cassetteResponse,
   concatDeltas,
@@ -16,30 +16,20 @@ import {
 } from './support/fixture-formats.js';
 import { SSE_HEADERS, sseBody, startLoopbackServer, type LoopbackServer } from './support/loopback-server.js';
 import { openAIWire } from './support/wire-formats.js';
+import { harnessRejection } from '../support/rejection.js';
 
-const FAST = { minTimeoutMs: 1, maxTimeoutMs: 5 };
 
 function backend(baseURL: string, extra: Partial<OpenAICompatibleOptions> = {}) {
-  return openAICompatible({ baseURL: `${baseURL}/v1`, apiKey: 'sk-test', model: 'gpt-test', retry: FAST, ...extra });
+  return openAICompatible({ baseURL: `${baseURL}/v1`, apiKey: 'sk-test', model: 'gpt-test', retry: FAST_RETRY, ...extra });
 }
 
 runBackendConformance(
   'openAICompatible',
-  ({ baseURL, stream, maxRetries, timeoutMs, maxRetryAfterMs }) =>
-    backend(baseURL, { stream, ...(maxRetries !== undefined ? { maxRetries } : {}), ...(timeoutMs ? { timeoutMs } : {}), retry: { ...FAST, ...(maxRetryAfterMs !== undefined ? { maxRetryAfterMs } : {}) } }),
+  (context) => backend(context.baseURL, adapterOptions(context)),
   openAIWire,
 );
 
 const ASK: GenerateRequest = { messages: [{ role: 'user', content: 'Hi' }] };
-
-async function rejection(promise: Promise<unknown>): Promise<HarnessError> {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(HarnessError.isInstance(error)).toBe(true);
-  return error as HarnessError;
-}
 
 describe('openAICompatible', () => {
   let server: LoopbackServer;
@@ -177,7 +167,7 @@ describe('openAICompatible', () => {
       if (!failed || !ok) throw new Error('cassette has two interactions');
       server.reply(cassetteResponse(failed), cassetteResponse(ok));
       const llm = backend(server.baseURL, { maxRetries: 3 });
-      const error = await rejection(llm.generate(ASK));
+      const error = await harnessRejection(llm.generate(ASK));
       expect(error.code).toBe('bad-request');
       expect(error.retryable).toBe(false);
       expect(error.message).toMatch(/Tool call validation failed/);
@@ -209,7 +199,7 @@ describe('openAICompatible', () => {
       const interactions = readCassette('providers/openrouter/test_openrouter_errors_raised.yaml');
       expect(interactions).toHaveLength(3);
       server.reply(...interactions.map(cassetteResponse));
-      const error = await rejection(backend(server.baseURL, { maxRetries: 2 }).generate(ASK));
+      const error = await harnessRejection(backend(server.baseURL, { maxRetries: 2 }).generate(ASK));
       expect(error.code).toBe('rate-limited');
       expect(error.retryable).toBe(true);
       expect(error.message).toMatch(/temporarily rate-limited upstream/);
@@ -218,7 +208,7 @@ describe('openAICompatible', () => {
 
     it("google/google-429-retry-info.json: RetryInfo.retryDelay becomes the error's retryAfterMs", async () => {
       server.reply({ status: 429, body: readFixture('providers/google/google-429-retry-info.json') });
-      const error = await rejection(backend(server.baseURL, { maxRetries: 0 }).generate(ASK));
+      const error = await harnessRejection(backend(server.baseURL, { maxRetries: 0 }).generate(ASK));
       expect(error.code).toBe('rate-limited');
       expect((error as ProviderHttpError).retryAfterMs).toBe(34_400);
       expect(error.message).toMatch(/exceeded your current quota/);
@@ -269,7 +259,7 @@ describe('openAICompatible', () => {
 
     it('an event: error frame inside a 200 stream rejects instead of returning the partial text', async () => {
       server.reply({ headers: SSE_HEADERS, body: readLocalFixture('openai-error-in-stream.sse') });
-      const error = await rejection(backend(server.baseURL, { stream: true, maxRetries: 0 }).generate(ASK));
+      const error = await harnessRejection(backend(server.baseURL, { stream: true, maxRetries: 0 }).generate(ASK));
       expect(error.code).toBe('server-error');
       expect(error.message).toMatch(/Internal server error/);
     });
@@ -336,7 +326,7 @@ describe('openAICompatible', () => {
 
     it('a 400 unrelated to response_format is not retried with a downgrade', async () => {
       server.reply({ status: 400, body: JSON.stringify({ error: { message: 'messages must not be empty' } }) });
-      const error = await rejection(backend(server.baseURL).generate({ ...ASK, responseFormat: { type: 'json' } }));
+      const error = await harnessRejection(backend(server.baseURL).generate({ ...ASK, responseFormat: { type: 'json' } }));
       expect(error.code).toBe('bad-request');
       expect(server.requests).toHaveLength(1);
       expect(server.requests[0]?.body.response_format).toEqual({ type: 'json_object' });
@@ -383,7 +373,7 @@ describe('openAICompatible', () => {
       const agent = new MockAgent();
       agent.disableNetConnect();
       agent.get('https://api.openai.com').intercept({ path: '/v1/chat/completions', method: 'POST' }).reply(401, { error: { message: 'Incorrect API key provided' } });
-      const error = await rejection(openAICompatible({ baseURL: 'https://api.openai.com/v1', apiKey: 'bad', model: 'gpt-4.1', dispatcher: agent }).generate(ASK));
+      const error = await harnessRejection(openAICompatible({ baseURL: 'https://api.openai.com/v1', apiKey: 'bad', model: 'gpt-4.1', dispatcher: agent }).generate(ASK));
       expect(error.code).toBe('authentication');
       expect(error.message).toMatch(/OPENAI_API_KEY/);
       expect(error.message).toMatch(/Incorrect API key provided/);
@@ -395,14 +385,14 @@ describe('openAICompatible', () => {
       agent.disableNetConnect();
       const pool = agent.get('https://api.deepseek.com');
       pool.intercept({ path: '/v1/chat/completions', method: 'POST' }).reply(403, { error: { message: 'Authentication Fails' } });
-      const withKey = await rejection(openAICompatible({ baseURL: 'https://api.deepseek.com/v1', apiKey: 'bad', model: 'deepseek-chat', dispatcher: agent, maxRetries: 3 }).generate(ASK));
+      const withKey = await harnessRejection(openAICompatible({ baseURL: 'https://api.deepseek.com/v1', apiKey: 'bad', model: 'deepseek-chat', dispatcher: agent, maxRetries: 3 }).generate(ASK));
       expect(withKey).toMatchObject({ code: 'authentication', retryable: false });
       expect(withKey.message).toMatch(/HTTP 403.*Authentication Fails.*`apiKey` option.*process\.env\.DEEPSEEK_API_KEY/);
       expect(withKey.message).not.toMatch(/no API key was sent/);
       await agent.close();
 
       server.reply({ status: 401, body: JSON.stringify({ error: { message: 'missing bearer token' } }) });
-      const withoutKey = await rejection(openAICompatible({ baseURL: `${server.baseURL}/v1`, model: 'm', maxRetries: 3 }).generate(ASK));
+      const withoutKey = await harnessRejection(openAICompatible({ baseURL: `${server.baseURL}/v1`, model: 'm', maxRetries: 3 }).generate(ASK));
       expect(withoutKey.code).toBe('authentication');
       expect(withoutKey.message).toMatch(/no API key was sent; pass this provider's key as the `apiKey` option/);
       expect(server.requests).toHaveLength(1);
@@ -411,7 +401,7 @@ describe('openAICompatible', () => {
     it('maps a refused connection to a retryable connection error', async () => {
       const port = Number(new URL(server.baseURL).port);
       await server.close();
-      const error = await rejection(openAICompatible({ baseURL: `http://127.0.0.1:${port}/v1`, model: 'm', maxRetries: 1, retry: FAST }).generate(ASK));
+      const error = await harnessRejection(openAICompatible({ baseURL: `http://127.0.0.1:${port}/v1`, model: 'm', maxRetries: 1, retry: FAST_RETRY }).generate(ASK));
       expect(error.code).toBe('connection');
       expect(error.retryable).toBe(true);
       expect(error.message).toMatch(/ECONNREFUSED/);

@@ -1,23 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { GenerateRequest, StreamPart } from '../../src/backend/types.js';
-import { HarnessError, ProviderHttpError } from '../../src/errors.js';
+import { ProviderHttpError } from '../../src/errors.js';
 import { planOf, reply, submit, toolCall, toolCalls, verdict } from '../../src/testing/replies.js';
 import { ScriptedBackend } from '../../src/testing/scripted-backend.js';
+import { harnessRejection } from '../support/rejection.js';
 
 const ask = (purpose: GenerateRequest['purpose'], text = 'hello'): GenerateRequest => ({
   messages: [{ role: 'user', content: text }],
   ...(purpose ? { purpose } : {}),
 });
-
-async function rejection(promise: Promise<unknown>): Promise<HarnessError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (HarnessError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('ScriptedBackend', () => {
   it('plays a list in order regardless of purpose', async () => {
@@ -59,14 +50,14 @@ describe('ScriptedBackend', () => {
   it('fails an unscripted call loudly, naming the purpose, the index and what the script holds', async () => {
     const backend = new ScriptedBackend({ plan: [planOf('a')], execute: [submit('x')] });
     await backend.generate(ask('execute'));
-    const error = await rejection(backend.generate(ask('execute')));
+    const error = await harnessRejection(backend.generate(ask('execute')));
     expect(error.code).toBe('unscripted-call');
     expect(error.message).toContain('"execute" call #2 (index 1)');
     expect(error.message).toContain('plan (1), execute (1)');
-    const missing = await rejection(backend.generate(ask('verify')));
+    const missing = await harnessRejection(backend.generate(ask('verify')));
     expect(missing.message).toContain('"verify" call #1');
     const list = new ScriptedBackend([]);
-    expect((await rejection(list.generate(ask('plan')))).message).toContain('call #1 (index 0)');
+    expect((await harnessRejection(list.generate(ask('plan')))).message).toContain('call #1 (index 0)');
   });
 
   it('assertComplete lists unused steps per purpose', async () => {
@@ -129,8 +120,8 @@ describe('ScriptedBackend', () => {
     const backend = new ScriptedBackend([() => new Promise(() => undefined)]);
     const pending = backend.generate({ ...ask('execute'), signal: controller.signal });
     controller.abort();
-    expect((await rejection(pending)).code).toBe('aborted');
-    expect((await rejection(backend.generate({ ...ask('execute'), signal: AbortSignal.abort() }))).code).toBe('aborted');
+    expect((await harnessRejection(pending)).code).toBe('aborted');
+    expect((await harnessRejection(backend.generate({ ...ask('execute'), signal: AbortSignal.abort() }))).code).toBe('aborted');
   });
 });
 
