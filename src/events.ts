@@ -11,7 +11,7 @@ import type {
   RunResult,
   SubtaskRecord,
   Verdict,
-} from './harness/types.js';
+} from './pipeline/types.js';
 
 /** Fields every event carries. */
 export interface EventBase {

@@ -66,7 +66,7 @@ export type {
   RunResult,
   SubtaskRecord,
   Verdict,
-} from './harness/types.js';
+} from './pipeline/types.js';
 export type { ExecutionMemory, MemoryScope, PendingRequest } from './memory/types.js';
 export type { ImagePart, ObservationKind, Tool, ToolContext, ToolInvocation, ToolOutput } from './tools/types.js';
 export type { ArtifactRecord, Workspace, WriteOrigin } from './workspace/types.js';
@@ -79,7 +79,8 @@ export { RetryOptionsSchema } from './backend/options.js';
 // --- tools and executor (src/tools, src/executor) ---
 export { defineTool, type ToolDefinition } from './tools/define-tool.js';
 export { ToolRegistry, RESERVED_TOOL_NAMES, type InvokeOptions, type ToolRegistryOptions } from './tools/registry.js';
-export { Executor, type ExecutorOptions, type ExecutorResult, type ExecutorRunInput } from './executor/executor.js';
+export { Executor, type ExecutorOptions } from './executor/executor.js';
+export type { ExecutorLike, ExecutorResult, ExecutorRunInput } from './executor/types.js';
 export { SUBMIT_ANSWER_TOOL } from './prompts/executor.js';
 
 // --- execution memory (src/memory) ---
@@ -159,7 +160,7 @@ export {
 } from './tools/builtin/sandbox.js';
 
 // --- pipeline (src/harness, planner, synthesizer, verifier, repairer, prompts) ---
-export { createHarness, Harness, HarnessOptionsSchema, type HarnessOptions, type RoleName, type RunInput, type ExecutorLike } from './harness/index.js';
+export { createHarness, Harness, HarnessOptionsSchema, type HarnessOptions, type RoleName, type RunInput } from './harness/index.js';
 export { Planner, type PlanInput, type PlanOutcome, type PlannerLike, type PlannerOptions } from './planner/index.js';
 export { Synthesizer, type SynthesisOutcome, type SynthesizeInput, type SynthesizerLike, type SynthesizerOptions } from './synthesizer/index.js';
 export { Verifier, type SubtaskAnswer, type VerifierLike, type VerifierOptions, type VerifyInput } from './verifier/index.js';

@@ -10,7 +10,7 @@ import type {
   Usage,
 } from '../backend/types.js';
 import { DEFAULTS } from '../defaults.js';
-import { HarnessError, toHarnessError, type HarnessErrorCode } from '../errors.js';
+import { HarnessError, toHarnessError } from '../errors.js';
 import type { EmitEvent, EventInput } from '../events.js';
 import { MemoryManager } from '../memory/memory-manager.js';
 import type { ExecutionMemory, MemoryScope, PendingRequest } from '../memory/types.js';
@@ -25,7 +25,7 @@ import {
 import { ToolRegistry, toWorkspaceRelative } from '../tools/registry.js';
 import type { ToolContext, ToolInvocation } from '../tools/types.js';
 import { raceSignal } from '../util/race-signal.js';
-import type { Workspace } from '../workspace/types.js';
+import type { ExecutorResult, ExecutorRunInput } from './types.js';
 
 const MAX_TIMER_MS = 2_147_483_647;
 /** The system prompt and the task message are never summarised or pruned. */
@@ -82,41 +82,6 @@ export interface ExecutorOptions {
   systemPrompt?: string;
   limits?: z.input<typeof LimitsSchema>;
   now?: () => number;
-}
-
-/** One executor loop to run. */
-export interface ExecutorRunInput {
-  runId: string;
-  purpose: 'execute' | 'synthesize' | 'repair';
-  /** `subtask-1`, `synthesis`, `repair-1`, … */
-  scope: string;
-  /** The original user request, verbatim. */
-  request: string;
-  /** The local objective: a subtask, the synthesis or the repair instructions. */
-  objective: string;
-  /** Rendered checkpoints of earlier subtasks, or the current deliverable. */
-  priorState?: string;
-  workspace: Workspace;
-  signal?: AbortSignal;
-  /** Overrides `limits.maxIterations` for this loop (e.g. the run budget left). */
-  maxIterations?: number;
-  /** Overrides `limits.timeoutMs` for this loop (e.g. the run time left). */
-  timeoutMs?: number;
-}
-
-/** How one executor loop ended. */
-export interface ExecutorResult {
-  status: 'completed' | 'failed' | 'aborted' | 'timeout';
-  /** The submitted answer; when the loop did not complete, the last text the model wrote. */
-  answer: string;
-  /** Workspace-relative paths: the submitted files, or, when the loop did not complete, the files tools reported. */
-  files: string[];
-  /** Model calls made (a retry after a context-length error counts once). */
-  iterations: number;
-  usage: Usage;
-  /** Largest request sent, in tokens as the memory counts them. */
-  peakRequestTokens: number;
-  error?: { code: HarnessErrorCode; message: string };
 }
 
 const RunInputSchema = z.object({

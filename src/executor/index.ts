@@ -2,4 +2,5 @@
  * The ReAct executor: one bounded tool-using loop in a fresh dialogue.
  * @module
  */
-export { Executor, type ExecutorOptions, type ExecutorResult, type ExecutorRunInput } from './executor.js';
+export { Executor, type ExecutorOptions } from './executor.js';
+export type { ExecutorLike, ExecutorResult, ExecutorRunInput } from './types.js';

@@ -15,23 +15,24 @@ import {
   type HarnessEventType,
   type HarnessListener,
 } from '../events.js';
-import { Executor, type ExecutorResult } from '../executor/executor.js';
+import { Executor } from '../executor/executor.js';
+import type { ExecutorLike, ExecutorResult } from '../executor/types.js';
 import type { RequestFitter } from '../json/call-model.js';
 import { MemoryManager } from '../memory/memory-manager.js';
 import { parseMemoryOptions } from '../memory/options.js';
 import type { ExecutionMemory } from '../memory/types.js';
-import { Planner, singleSubtask, type PlannerLike } from '../planner/planner.js';
+import { Planner, singleSubtask } from '../planner/planner.js';
+import type { PlannerLike, VerifierLike } from '../pipeline/components.js';
 import { Repairer } from '../repairer/repairer.js';
 import { Synthesizer } from '../synthesizer/synthesizer.js';
 import { ToolRegistry } from '../tools/registry.js';
-import { Verifier, type VerifierLike } from '../verifier/verifier.js';
+import { Verifier } from '../verifier/verifier.js';
 import { LocalWorkspace } from '../workspace/local-workspace.js';
 import type { Workspace } from '../workspace/types.js';
-import { CHECKPOINT_ANSWER_CHARS, partialDeliverable, renderCheckpoints, toCheckpoint } from './checkpoints.js';
-import type { ExecutorLike } from './components.js';
+import { CHECKPOINT_ANSWER_CHARS, partialDeliverable, renderCheckpoints, toCheckpoint } from '../pipeline/checkpoints.js';
 import { parseHarnessOptions, type HarnessOptions, type ResolvedHarnessOptions, type RoleName } from './options.js';
 import { buildReport } from './report.js';
-import type { Deliverable, PlannedSubtask, RunResult, SubtaskRecord, Verdict } from './types.js';
+import type { Deliverable, PlannedSubtask, RunResult, SubtaskRecord, Verdict } from '../pipeline/types.js';
 
 /** What `harness.run()` accepts: the task text, or the task with attachments, a signal and a run id. */
 export type RunInput =

@@ -2,8 +2,7 @@
 export { createHarness, Harness, type RunInput } from './harness.js';
 export { HarnessOptionsSchema, type HarnessOptions, type RoleName } from './options.js';
 export { buildReport } from './report.js';
-export { partialDeliverable, renderCheckpoints, renderDeliverable, toCheckpoint } from './checkpoints.js';
-export type { ExecutorLike } from './components.js';
+export { partialDeliverable, renderCheckpoints, renderDeliverable, toCheckpoint } from '../pipeline/checkpoints.js';
 export type {
   Checkpoint,
   Defect,
@@ -14,4 +13,4 @@ export type {
   RunResult,
   SubtaskRecord,
   Verdict,
-} from './types.js';
+} from '../pipeline/types.js';

@@ -8,14 +8,11 @@ import { DEFAULTS } from '../defaults.js';
 import { HarnessError } from '../errors.js';
 import type { ExecutionMemory } from '../memory/types.js';
 import type { MemoryManagerOptions } from '../memory/options.js';
-import type { PlannerLike } from '../planner/planner.js';
-import type { RepairerLike } from '../repairer/repairer.js';
-import type { SynthesizerLike } from '../synthesizer/synthesizer.js';
 import { ToolRegistry } from '../tools/registry.js';
 import type { Tool } from '../tools/types.js';
-import type { VerifierLike } from '../verifier/verifier.js';
 import type { Workspace } from '../workspace/types.js';
-import type { ExecutorLike } from './components.js';
+import type { ExecutorLike } from '../executor/types.js';
+import type { PlannerLike, RepairerLike, SynthesizerLike, VerifierLike } from '../pipeline/components.js';
 
 const isFn = (value: unknown): boolean => typeof value === 'function';
 const hasMethod = (name: string) => (value: unknown) =>

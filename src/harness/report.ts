@@ -4,7 +4,7 @@
  */
 import type { HarnessEvent } from '../events.js';
 import { SUBMIT_ANSWER_TOOL } from '../prompts/executor.js';
-import type { PurposeUsage, RunReport, SubtaskRecord, Verdict } from './types.js';
+import type { PurposeUsage, RunReport, SubtaskRecord, Verdict } from '../pipeline/types.js';
 
 /** Builds the {@link RunReport} of a run from its events, subtask records and verdicts. */
 export function buildReport(

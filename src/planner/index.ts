@@ -1,2 +1,3 @@
 /** The planner role. @module */
-export { Planner, singleSubtask, type PlanInput, type PlanOutcome, type PlannerLike, type PlannerOptions } from './planner.js';
+export { Planner, singleSubtask, type PlannerOptions } from './planner.js';
+export type { PlanInput, PlanOutcome, PlannerLike } from '../pipeline/components.js';

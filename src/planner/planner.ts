@@ -7,11 +7,12 @@ import type { LlmBackend, Message } from '../backend/types.js';
 import { DEFAULTS } from '../defaults.js';
 import { HarnessError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
-import type { PlannedSubtask } from '../harness/types.js';
+import type { PlannedSubtask } from '../pipeline/types.js';
 import { askJson } from '../json/ask-json.js';
 import type { RequestFitter, RequestTokenCounter } from '../json/call-model.js';
 import { PLANNER_PROMPT } from '../prompts/planner.js';
 import { renderTemplate } from '../prompts/template.js';
+import type { PlanInput, PlanOutcome, PlannerLike } from '../pipeline/components.js';
 
 const PlanReplySchema = z.object({
   subtasks: z
@@ -24,31 +25,6 @@ const PlanReplySchema = z.object({
     )
     .min(1, 'the plan needs at least one subtask'),
 });
-
-/** What {@link Planner.plan} receives. */
-export interface PlanInput {
-  /** The original request, verbatim. */
-  request: string;
-  /** Workspace-relative paths of the attachments (e.g. `attachments/report.pdf`). */
-  attachments?: readonly string[];
-  /** Upper bound on subtasks; the first `maxSubtasks` are kept when the model returns more. */
-  maxSubtasks?: number;
-  signal?: AbortSignal;
-  runId?: string;
-}
-
-/** A plan, and why it differs from the model's reply when it does. */
-export interface PlanOutcome {
-  subtasks: PlannedSubtask[];
-  /** `single-subtask`: the reply stayed malformed after one re-ask; `truncated`: too many subtasks. */
-  fallback?: 'single-subtask' | 'truncated';
-  reason?: string;
-}
-
-/** Anything that can plan; pass one as `components.planner`. */
-export interface PlannerLike {
-  plan(input: PlanInput): Promise<PlanOutcome>;
-}
 
 /** Options of {@link Planner}. */
 export interface PlannerOptions {

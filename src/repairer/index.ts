@@ -1,2 +1,3 @@
 /** The repairer role. @module */
-export { Repairer, type RepairInput, type RepairOutcome, type RepairerLike, type RepairerOptions } from './repairer.js';
+export { Repairer, type RepairerOptions } from './repairer.js';
+export type { RepairInput, RepairOutcome, RepairerLike } from '../pipeline/components.js';

@@ -4,41 +4,12 @@
  */
 import { DEFAULTS } from '../defaults.js';
 import { HarnessError } from '../errors.js';
-import type { ExecutorResult } from '../executor/executor.js';
-import { renderDeliverable } from '../harness/checkpoints.js';
-import type { ExecutorLike } from '../harness/components.js';
-import type { Defect, Deliverable } from '../harness/types.js';
+import { renderDeliverable } from '../pipeline/checkpoints.js';
+import type { ExecutorLike } from '../executor/types.js';
 import { REPAIRER_PROMPT } from '../prompts/repairer.js';
 import { renderTemplate } from '../prompts/template.js';
-import type { Workspace } from '../workspace/types.js';
-
-/** What {@link Repairer.repair} receives. */
-export interface RepairInput {
-  runId: string;
-  /** The original request, verbatim. */
-  request: string;
-  deliverable: Deliverable;
-  defects: readonly Defect[];
-  /** 1 for the first repair, …; the loop's scope is `repair-<attempt>`. */
-  attempt: number;
-  workspace: Workspace;
-  signal?: AbortSignal;
-  /** Iterations of this repair loop. @defaultValue DEFAULTS.repairIterations (50) */
-  maxIterations?: number;
-  timeoutMs?: number;
-}
-
-/** The repair result: the updated deliverable (the previous one where the loop handed back nothing). */
-export interface RepairOutcome {
-  status: ExecutorResult['status'];
-  deliverable: Deliverable;
-  executor: ExecutorResult;
-}
-
-/** Anything that can repair; pass one as `components.repairer`. */
-export interface RepairerLike {
-  repair(input: RepairInput): Promise<RepairOutcome>;
-}
+import type { RepairInput, RepairOutcome, RepairerLike } from '../pipeline/components.js';
+import type { Deliverable } from '../pipeline/types.js';
 
 /** Options of {@link Repairer}. */
 export interface RepairerOptions {

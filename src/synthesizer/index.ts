@@ -1,8 +1,3 @@
 /** The synthesizer role. @module */
-export {
-  Synthesizer,
-  type SynthesisOutcome,
-  type SynthesizeInput,
-  type SynthesizerLike,
-  type SynthesizerOptions,
-} from './synthesizer.js';
+export { Synthesizer, type SynthesizerOptions } from './synthesizer.js';
+export type { SynthesisOutcome, SynthesizeInput, SynthesizerLike } from '../pipeline/components.js';

@@ -3,42 +3,11 @@
  * @module
  */
 import { HarnessError } from '../errors.js';
-import type { ExecutorResult } from '../executor/executor.js';
-import { renderCheckpoints, toCheckpoint } from '../harness/checkpoints.js';
-import type { ExecutorLike } from '../harness/components.js';
-import type { Deliverable, SubtaskRecord } from '../harness/types.js';
+import { renderCheckpoints, toCheckpoint } from '../pipeline/checkpoints.js';
+import type { ExecutorLike } from '../executor/types.js';
 import { SYNTHESIZER_PROMPT } from '../prompts/synthesizer.js';
 import { renderTemplate } from '../prompts/template.js';
-import type { Workspace } from '../workspace/types.js';
-
-/** What {@link Synthesizer.synthesize} receives. */
-export interface SynthesizeInput {
-  runId: string;
-  /** The original request, verbatim. */
-  request: string;
-  /** Every subtask, failed ones included: they are named to the model, not hidden. */
-  subtasks: readonly SubtaskRecord[];
-  /** Workspace-relative paths of the attachments. */
-  attachments?: readonly string[];
-  workspace: Workspace;
-  signal?: AbortSignal;
-  /** Iterations this loop may use (the run's budget left). */
-  maxIterations?: number;
-  /** Milliseconds this loop may use (the run's time left). */
-  timeoutMs?: number;
-}
-
-/** The synthesis result; `executor` is the loop's own result (usage, iterations, error). */
-export interface SynthesisOutcome {
-  status: ExecutorResult['status'];
-  deliverable: Deliverable;
-  executor: ExecutorResult;
-}
-
-/** Anything that can synthesize; pass one as `components.synthesizer`. */
-export interface SynthesizerLike {
-  synthesize(input: SynthesizeInput): Promise<SynthesisOutcome>;
-}
+import type { SynthesisOutcome, SynthesizeInput, SynthesizerLike } from '../pipeline/components.js';
 
 /** Options of {@link Synthesizer}. */
 export interface SynthesizerOptions {

@@ -1,2 +1,3 @@
 /** The verifier role. @module */
-export { Verifier, type SubtaskAnswer, type VerifierLike, type VerifierOptions, type VerifyInput } from './verifier.js';
+export { Verifier, type VerifierOptions } from './verifier.js';
+export type { SubtaskAnswer, VerifierLike, VerifyInput } from '../pipeline/components.js';

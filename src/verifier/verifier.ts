@@ -7,14 +7,15 @@ import type { LlmBackend, Message } from '../backend/types.js';
 import { DEFAULTS } from '../defaults.js';
 import { HarnessError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
-import type { Defect, Deliverable, Verdict } from '../harness/types.js';
+import type { Defect, Verdict } from '../pipeline/types.js';
+import type { Workspace } from '../workspace/types.js';
 import { askJson } from '../json/ask-json.js';
 import type { RequestFitter, RequestTokenCounter } from '../json/call-model.js';
-import { CHECKPOINT_ANSWER_CHARS } from '../harness/checkpoints.js';
+import { CHECKPOINT_ANSWER_CHARS } from '../pipeline/checkpoints.js';
 import { headTail } from '../memory/truncate.js';
 import { dataBlock } from '../prompts/template.js';
 import { VERIFIER_PROMPT } from '../prompts/verifier.js';
-import type { Workspace } from '../workspace/types.js';
+import type { VerifierLike, VerifyInput } from '../pipeline/components.js';
 
 const VerdictReplySchema = z.object({
   passed: z.boolean(),
@@ -27,36 +28,6 @@ const VerdictReplySchema = z.object({
     )
     .default([]),
 });
-
-/** A subtask result as the verifier sees it. */
-export interface SubtaskAnswer {
-  title: string;
-  status: string;
-  answer: string;
-  files: readonly string[];
-  /** Workspace-relative path of the full answer when `answer` is long. */
-  answerFile?: string;
-}
-
-/** What {@link Verifier.verify} receives. */
-export interface VerifyInput {
-  /** The original request, verbatim. */
-  request: string;
-  deliverable: Deliverable;
-  subtaskAnswers?: readonly SubtaskAnswer[];
-  /** Workspace-relative paths of the attachments. */
-  attachments?: readonly string[];
-  workspace: Workspace;
-  /** 1 for the first verification, 2 after the first repair, …. */
-  attempt?: number;
-  signal?: AbortSignal;
-  runId?: string;
-}
-
-/** Anything that can verify; pass one as `components.verifier`. */
-export interface VerifierLike {
-  verify(input: VerifyInput): Promise<Verdict>;
-}
 
 /** Options of {@link Verifier}. */
 export interface VerifierOptions {

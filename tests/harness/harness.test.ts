@@ -5,7 +5,7 @@ import type { Purpose } from '../../src/backend/types.js';
 import { HarnessError } from '../../src/errors.js';
 import type { HarnessEvent } from '../../src/events.js';
 import { createHarness } from '../../src/harness/harness.js';
-import type { VerifierLike } from '../../src/verifier/verifier.js';
+import type { VerifierLike } from '../../src/pipeline/components.js';
 import { planOf, reply, submit, toolCall, verdict } from '../../src/testing/replies.js';
 import { ScriptedBackend } from '../../src/testing/scripted-backend.js';
 import { executeCommandTool } from '../../src/tools/builtin/execute-command.js';

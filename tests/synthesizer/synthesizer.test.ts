@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ExecutorResult, ExecutorRunInput } from '../../src/executor/executor.js';
-import type { SubtaskRecord } from '../../src/harness/types.js';
+import type { ExecutorResult, ExecutorRunInput } from '../../src/executor/types.js';
+import type { SubtaskRecord } from '../../src/pipeline/types.js';
 import { Synthesizer } from '../../src/synthesizer/synthesizer.js';
 import type { Workspace } from '../../src/workspace/types.js';
 

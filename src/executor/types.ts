@@ -1,0 +1,47 @@
+/**
+ * The executor's input and result shapes, and the interface a replacement executor implements.
+ * @module
+ */
+import type { Usage } from '../backend/types.js';
+import type { HarnessErrorCode } from '../errors.js';
+import type { Workspace } from '../workspace/types.js';
+
+/** One executor loop to run. */
+export interface ExecutorRunInput {
+  runId: string;
+  purpose: 'execute' | 'synthesize' | 'repair';
+  /** `subtask-1`, `synthesis`, `repair-1`, … */
+  scope: string;
+  /** The original user request, verbatim. */
+  request: string;
+  /** The local objective: a subtask, the synthesis or the repair instructions. */
+  objective: string;
+  /** Rendered checkpoints of earlier subtasks, or the current deliverable. */
+  priorState?: string;
+  workspace: Workspace;
+  signal?: AbortSignal;
+  /** Overrides `limits.maxIterations` for this loop (e.g. the run budget left). */
+  maxIterations?: number;
+  /** Overrides `limits.timeoutMs` for this loop (e.g. the run time left). */
+  timeoutMs?: number;
+}
+
+/** How one executor loop ended. */
+export interface ExecutorResult {
+  status: 'completed' | 'failed' | 'aborted' | 'timeout';
+  /** The submitted answer; when the loop did not complete, the last text the model wrote. */
+  answer: string;
+  /** Workspace-relative paths: the submitted files, or, when the loop did not complete, the files tools reported. */
+  files: string[];
+  /** Model calls made (a retry after a context-length error counts once). */
+  iterations: number;
+  usage: Usage;
+  /** Largest request sent, in tokens as the memory counts them. */
+  peakRequestTokens: number;
+  error?: { code: HarnessErrorCode; message: string };
+}
+
+/** Anything that runs one ReAct loop like `Executor`; pass one as `components.executor`. */
+export interface ExecutorLike {
+  run(input: ExecutorRunInput): Promise<ExecutorResult>;
+}
