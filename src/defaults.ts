@@ -29,4 +29,13 @@ export const DEFAULTS = {
   requestTimeoutMs: 600_000,
   /** Retries of a retryable backend error. */
   maxRetries: 4,
+  /**
+   * Output tokens reserved for the answer of every request, and sent as its `maxOutputTokens`; a request's input
+   * may use the window less this. Never more than a quarter of a backend's window (see `reservedOutputTokens`).
+   */
+  maxOutputTokens: 8_192,
+  /** Sampling temperature of every request (OneDayAgent §3.1.2). */
+  temperature: 1.0,
+  /** Nucleus sampling top-p of every request (OneDayAgent §3.1.2). */
+  topP: 0.95,
 } as const;

@@ -59,6 +59,8 @@ export type LlmRequestEvent = EventBase &
     messages: number;
     /** Request size as the harness counts it (messages + tool specs). */
     requestTokens: number;
+    /** Output tokens reserved for the answer and sent with the request. */
+    maxOutputTokens?: number;
   };
 export type LlmResponseEvent = EventBase &
   CallScope & {
@@ -135,6 +137,19 @@ export type AuditFinishEvent = EventBase & {
   integrity: 'clean' | 'suspect' | 'violation';
   findings: string[];
 };
+/**
+ * Something was lost or degraded without failing the run: a long answer that could not be saved whole, a
+ * summariser that failed (reported once per run, with its error; later failures are counted in the report).
+ */
+export type RunWarningEvent = EventBase & {
+  type: 'run-warning';
+  code: RunWarningCode;
+  message: string;
+  purpose?: Purpose;
+  scope?: string;
+};
+/** What a `run-warning` is about. */
+export type RunWarningCode = 'answer-save-failed' | 'output-save-failed' | 'summarizer-failed' | 'images-not-seen';
 export type RunFinishEvent = EventBase & { type: 'run-finish'; result: RunResult };
 export type RunErrorEvent = EventBase & {
   type: 'run-error';
@@ -162,6 +177,7 @@ export type HarnessEvent =
   | RepairFinishEvent
   | ManagerDecisionEvent
   | AuditFinishEvent
+  | RunWarningEvent
   | RunFinishEvent
   | RunErrorEvent;
 
@@ -270,6 +286,7 @@ export const HARNESS_EVENT_TYPES: readonly HarnessEventType[] = [
   'repair-finish',
   'manager-decision',
   'audit-finish',
+  'run-warning',
   'run-finish',
   'run-error',
 ];

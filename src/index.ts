@@ -47,6 +47,8 @@ export {
   type RepairStartEvent,
   type RunErrorEvent,
   type RunFinishEvent,
+  type RunWarningCode,
+  type RunWarningEvent,
   type RunStartEvent,
   type SubtaskAttemptEvent,
   type SubtaskFinishEvent,
@@ -167,4 +169,12 @@ export { Verifier, type SubtaskAnswer, type VerifierLike, type VerifierOptions, 
 export { Repairer, type RepairInput, type RepairOutcome, type RepairerLike, type RepairerOptions } from './repairer/index.js';
 export { PLANNER_PROMPT, REPAIRER_PROMPT, SYNTHESIZER_PROMPT, VERIFIER_PROMPT, renderTemplate } from './prompts/index.js';
 export { askJson, extractJson, parseJsonReply, type AskJsonResult, type JsonReplyParse } from './json/index.js';
-export type { ModelCallContext, RequestFitter, RequestTokenCounter } from './json/call-model.js';
+export {
+  callModel,
+  estimateRequestTokens,
+  reservedOutputTokens,
+  type ModelCallContext,
+  type RequestFitter,
+  type RequestTokenCounter,
+  type Sampling,
+} from './llm/index.js';

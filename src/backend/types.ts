@@ -44,6 +44,7 @@ export type Purpose =
   | 'verify'
   | 'repair'
   | 'summarize'
+  | 'vision'
   | 'manage'
   | 'audit';
 
@@ -107,6 +108,12 @@ export interface LlmBackend {
   readonly modelId: string;
   /** Context window in tokens. */
   readonly contextWindow: number;
+  /**
+   * Whether the model accepts image content parts. `false` makes the harness send text only (the verifier then
+   * says how many images it could not show); leave it out when unknown: images are sent, and a request the
+   * provider rejects for them is sent again as text only.
+   */
+  readonly supportsImages?: boolean;
   generate(request: GenerateRequest): Promise<GenerateResult>;
   stream?(request: GenerateRequest): AsyncIterable<StreamPart>;
 }

@@ -13,7 +13,7 @@ import { DEFAULTS } from '../defaults.js';
 import { HarnessError, toHarnessError } from '../errors.js';
 import type { EmitEvent, EventInput } from '../events.js';
 import { MemoryManager } from '../memory/memory-manager.js';
-import type { ExecutionMemory, MemoryScope, PendingRequest } from '../memory/types.js';
+import { EXECUTION_MEMORY_SHAPE, isExecutionMemory, type ExecutionMemory, type MemoryScope, type PendingRequest } from '../memory/types.js';
 import {
   CONTINUE_AFTER_LENGTH,
   EXECUTOR_SYSTEM_PROMPT,
@@ -50,15 +50,7 @@ const OptionsSchema = z.object({
     (value) => typeof value === 'object' && value !== null && typeof (value as ToolRegistry).invoke === 'function',
     'must be a ToolRegistry',
   ),
-  memory: z.custom<ExecutionMemory>(
-    (value) =>
-      typeof value === 'object' &&
-      value !== null &&
-      ['boundObservation', 'fitRequest', 'pruneAfterOverflow', 'countRequest'].every(
-        (method) => typeof (value as Record<string, unknown>)[method] === 'function',
-      ),
-    'must implement ExecutionMemory (boundObservation, fitRequest, pruneAfterOverflow, countRequest)',
-  ).optional(),
+  memory: z.custom<ExecutionMemory>(isExecutionMemory, `must implement ${EXECUTION_MEMORY_SHAPE}`).optional(),
   emit: z.custom<EmitEvent>((value) => typeof value === 'function', 'must be a function').optional(),
   backendFor: z
     .custom<(role: Purpose | 'vision') => LlmBackend>((value) => typeof value === 'function', 'must be a function')

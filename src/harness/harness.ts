@@ -17,7 +17,7 @@ import {
 } from '../events.js';
 import { Executor } from '../executor/executor.js';
 import type { ExecutorLike, ExecutorResult } from '../executor/types.js';
-import type { RequestFitter } from '../json/call-model.js';
+import type { RequestFitter } from '../llm/call-model.js';
 import { MemoryManager } from '../memory/memory-manager.js';
 import { parseMemoryOptions } from '../memory/options.js';
 import type { ExecutionMemory } from '../memory/types.js';

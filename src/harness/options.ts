@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { LlmBackend } from '../backend/types.js';
 import { DEFAULTS } from '../defaults.js';
 import { HarnessError } from '../errors.js';
-import type { ExecutionMemory } from '../memory/types.js';
+import { EXECUTION_MEMORY_SHAPE, isExecutionMemory, type ExecutionMemory } from '../memory/types.js';
 import type { MemoryManagerOptions } from '../memory/options.js';
 import { ToolRegistry } from '../tools/registry.js';
 import type { Tool } from '../tools/types.js';
@@ -68,9 +68,7 @@ export const HarnessOptionsSchema = z.strictObject({
       synthesizer: z.custom<SynthesizerLike>(hasMethod('synthesize'), 'must have synthesize(input)').optional(),
       verifier: z.custom<VerifierLike>(hasMethod('verify'), 'must have verify(input)').optional(),
       repairer: z.custom<RepairerLike>(hasMethod('repair'), 'must have repair(input)').optional(),
-      memory: z
-        .custom<ExecutionMemory>(hasMethod('fitRequest'), 'must implement ExecutionMemory')
-        .optional(),
+      memory: z.custom<ExecutionMemory>(isExecutionMemory, `must implement ${EXECUTION_MEMORY_SHAPE}`).optional(),
     })
     .prefault({}),
   prompts: z

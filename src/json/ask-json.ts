@@ -4,7 +4,7 @@
  */
 import type { z } from 'zod';
 import type { Message } from '../backend/types.js';
-import { callModel, type ModelCallContext } from './call-model.js';
+import { callModel, type ModelCallContext } from '../llm/call-model.js';
 import { parseJsonReply } from './parse-json-reply.js';
 
 /** The outcome of {@link askJson}. `calls` is 1, or 2 when the first reply had to be re-asked. */

@@ -2,7 +2,7 @@
  * The execution-memory contract the executor relies on before every model call and after every tool call.
  * @module
  */
-import type { LlmBackend, Message, Purpose, ToolSpec } from '../backend/types.js';
+import type { LlmBackend, Message, Purpose, ToolSpec, Usage } from '../backend/types.js';
 import type { EmitEvent } from '../events.js';
 import type { ToolInvocation } from '../tools/types.js';
 import type { Workspace } from '../workspace/types.js';
@@ -27,6 +27,11 @@ export interface PendingRequest {
   messages: Message[];
   tools: ToolSpec[];
   protectedCount: number;
+  /**
+   * Output tokens reserved for the answer (the request's `maxOutputTokens`): the input may use the window less
+   * this. Absent: `reservedOutputTokens(window)`.
+   */
+  maxOutputTokens?: number;
 }
 
 /**
@@ -43,6 +48,28 @@ export interface ExecutionMemory {
   fitRequest(request: PendingRequest, scope: MemoryScope): Promise<Message[]>;
   /** Deterministic pruning after a backend still answered "context length exceeded". */
   pruneAfterOverflow(request: PendingRequest, scope: MemoryScope): Message[];
-  /** The request's size in tokens: messages, tool specs and per-message overhead. */
-  countRequest(messages: readonly Message[], tools: readonly ToolSpec[]): number;
+  /**
+   * The request's size in tokens: messages, tool specs and per-message overhead; with `backend`, corrected by what
+   * that backend's provider has reported so far (see `observeUsage`).
+   */
+  countRequest(messages: readonly Message[], tools: readonly ToolSpec[], backend?: LlmBackend): number;
+  /**
+   * Told after every call how many input tokens the memory counted and how many the provider reported, so counts
+   * for that backend can be calibrated. Optional.
+   */
+  observeUsage?(backend: LlmBackend, countedInputTokens: number, usage: Usage): void;
 }
+
+const MEMORY_METHODS = ['boundObservation', 'fitRequest', 'pruneAfterOverflow', 'countRequest'] as const;
+
+/** True when `value` implements every required method of {@link ExecutionMemory}. */
+export function isExecutionMemory(value: unknown): value is ExecutionMemory {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    MEMORY_METHODS.every((method) => typeof (value as Record<string, unknown>)[method] === 'function')
+  );
+}
+
+/** What a custom memory must implement, for error messages. */
+export const EXECUTION_MEMORY_SHAPE = `ExecutionMemory (${MEMORY_METHODS.join(', ')})`;

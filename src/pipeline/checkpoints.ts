@@ -2,25 +2,17 @@
  * Rendering of the compact state handed from one executor loop to the next.
  * @module
  */
-import { DEFAULTS } from '../defaults.js';
-import { headTail } from '../memory/truncate.js';
 import { dataBlock } from '../prompts/template.js';
+import { boundAnswer, PASSED_ANSWER_CHARS } from './answers.js';
 import type { Checkpoint, Deliverable, SubtaskRecord } from './types.js';
 
-/**
- * Longest answer a checkpoint passes on whole: later prompts hold every earlier checkpoint, and they must fit
- * beside the request in the window. Longer answers keep their head and tail and name the saved full answer.
- */
-export const CHECKPOINT_ANSWER_CHARS = DEFAULTS.toolMessageChars;
-
-/** The checkpoint a subtask hands on: its answer (bounded) and file handles, never its tool trace. */
-export function toCheckpoint(record: SubtaskRecord): Checkpoint {
-  const note = record.answerFile ? `full answer in ${record.answerFile}; read_file it if needed` : 'answer shortened';
+/** The checkpoint a subtask hands on: its answer (bounded to `maxChars`) and file handles, never its tool trace. */
+export function toCheckpoint(record: SubtaskRecord, maxChars: number = PASSED_ANSWER_CHARS): Checkpoint {
   return {
     subtaskId: record.id,
     title: record.title,
     status: record.status === 'completed' ? 'completed' : 'failed',
-    answer: headTail(record.answer, CHECKPOINT_ANSWER_CHARS, note),
+    answer: boundAnswer(record.answer, maxChars, record.answerFile),
     files: [...record.files],
   };
 }

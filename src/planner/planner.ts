@@ -9,7 +9,7 @@ import { HarnessError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
 import type { PlannedSubtask } from '../pipeline/types.js';
 import { askJson } from '../json/ask-json.js';
-import type { RequestFitter, RequestTokenCounter } from '../json/call-model.js';
+import type { RequestFitter, RequestTokenCounter } from '../llm/call-model.js';
 import { PLANNER_PROMPT } from '../prompts/planner.js';
 import { renderTemplate } from '../prompts/template.js';
 import type { PlanInput, PlanOutcome, PlannerLike } from '../pipeline/components.js';

@@ -10,9 +10,8 @@ import type { EmitEvent } from '../events.js';
 import type { Defect, Verdict } from '../pipeline/types.js';
 import type { Workspace } from '../workspace/types.js';
 import { askJson } from '../json/ask-json.js';
-import type { RequestFitter, RequestTokenCounter } from '../json/call-model.js';
-import { CHECKPOINT_ANSWER_CHARS } from '../pipeline/checkpoints.js';
-import { headTail } from '../memory/truncate.js';
+import type { RequestFitter, RequestTokenCounter } from '../llm/call-model.js';
+import { boundAnswer } from '../pipeline/answers.js';
 import { dataBlock } from '../prompts/template.js';
 import { VERIFIER_PROMPT } from '../prompts/verifier.js';
 import type { VerifierLike, VerifyInput } from '../pipeline/components.js';
@@ -175,7 +174,7 @@ function verifyRequestText(input: VerifyInput, delivered: string[], attached: st
     parts.push('', '## Subtask answers the deliverable was built from');
     answers.forEach((a, i) => {
       const files = a.files.length ? `\nFiles: ${a.files.join(', ')}` : '';
-      const answer = headTail(a.answer, CHECKPOINT_ANSWER_CHARS, a.answerFile ? `full answer in ${a.answerFile}` : 'answer shortened');
+      const answer = boundAnswer(a.answer, undefined, a.answerFile);
       parts.push(`### ${i + 1}. ${a.title} (${a.status})\n${dataBlock('SUBTASK ANSWER', answer || '(empty)')}${files}`);
     });
   }

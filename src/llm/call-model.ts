@@ -1,0 +1,154 @@
+/**
+ * The one observed model call every role goes through: sampling and the output reserve applied, `llm-request` and
+ * `llm-response` emitted, the result normalised, and the provider's usage handed back for calibration.
+ * @module
+ */
+import type {
+  GenerateRequest,
+  GenerateResult,
+  LlmBackend,
+  Message,
+  Purpose,
+  ToolSpec,
+  Usage,
+} from '../backend/types.js';
+import { DEFAULTS } from '../defaults.js';
+import type { EmitEvent } from '../events.js';
+
+/** Counts a request's tokens (messages plus tool specs). */
+export type RequestTokenCounter = (messages: readonly Message[], tools: readonly ToolSpec[]) => number;
+
+/**
+ * Fits a single-shot request into the backend's window before it is sent (the harness passes its memory's
+ * `fitRequest`); throws a `ContextOverflowError` when it cannot fit.
+ */
+export type RequestFitter = (
+  messages: Message[],
+  call: { purpose: Purpose; scope: string; signal?: AbortSignal | undefined; tools?: ToolSpec[] | undefined },
+) => Promise<Message[]>;
+
+/** Sampling parameters sent with a request; a field left out is not sent (the provider's default applies). */
+export interface Sampling {
+  temperature?: number;
+  topP?: number;
+}
+
+/** Where and how one model call is observed. */
+export interface ModelCallContext {
+  backend: LlmBackend;
+  purpose: Purpose;
+  runId: string;
+  /** Scope name carried by the events, e.g. `plan`, `subtask-1` or `verify-1`. */
+  scope: string;
+  emit?: EmitEvent | undefined;
+  countTokens?: RequestTokenCounter | undefined;
+  /** Fits the request first (single-shot roles); loops that fit their own dialogue leave it out. */
+  fit?: RequestFitter | undefined;
+  now?: (() => number) | undefined;
+  signal?: AbortSignal | undefined;
+  /** Applied where the request sets no sampling of its own. */
+  sampling?: Sampling | undefined;
+  /** Sent as `maxOutputTokens` where the request sets none; the same number the memory reserved for the answer. */
+  maxOutputTokens?: number | undefined;
+  /** Receives the counted input and the provider's usage after every call (the memory calibrates its counts with it). */
+  onUsage?: ((countedInputTokens: number, usage: Usage, backend: LlmBackend) => void) | undefined;
+}
+
+/**
+ * Output tokens reserved for a backend's answer: the configured number, but never more than a quarter of its window,
+ * so a small window keeps room for its input.
+ */
+export function reservedOutputTokens(contextWindow: number, configured: number = DEFAULTS.maxOutputTokens): number {
+  const window = Number.isFinite(contextWindow) && contextWindow > 0 ? contextWindow : DEFAULTS.contextWindow;
+  return Math.max(1, Math.min(configured, Math.floor(window / 4)));
+}
+
+/**
+ * Approximate token count (one token per four characters) for callers that have no tokenizer;
+ * the harness passes its memory's exact counter instead.
+ */
+export const estimateRequestTokens: RequestTokenCounter = (messages, tools) => {
+  let chars = 0;
+  for (const message of messages) {
+    if (typeof message.content === 'string') chars += message.content.length;
+    else for (const part of message.content) chars += part.type === 'text' ? part.text.length : 1_000;
+    chars += 16;
+  }
+  for (const tool of tools) chars += JSON.stringify(tool).length;
+  return Math.ceil(chars / 4);
+};
+
+/**
+ * Calls the backend with `purpose`, sampling and the output reserve set, emits the request/response events and
+ * returns the result normalised (a missing `toolCalls` or `usage` becomes empty). Backend errors propagate.
+ */
+export async function callModel(
+  context: ModelCallContext,
+  request: Omit<GenerateRequest, 'purpose' | 'signal'>,
+): Promise<GenerateResult> {
+  const now = context.now ?? Date.now;
+  const count = context.countTokens ?? estimateRequestTokens;
+  let messages = request.messages;
+  if (context.fit) {
+    messages = await context.fit(messages, {
+      purpose: context.purpose,
+      scope: context.scope,
+      signal: context.signal,
+      tools: request.tools,
+    });
+  }
+  const requestTokens = count(messages, request.tools ?? []);
+  const maxOutputTokens = request.maxOutputTokens ?? context.maxOutputTokens;
+  const temperature = request.temperature ?? context.sampling?.temperature;
+  const topP = request.topP ?? context.sampling?.topP;
+  context.emit?.({
+    type: 'llm-request',
+    runId: context.runId,
+    purpose: context.purpose,
+    scope: context.scope,
+    provider: context.backend.provider,
+    modelId: context.backend.modelId,
+    messages: messages.length,
+    requestTokens,
+    ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
+  });
+  const started = now();
+  const raw = await context.backend.generate({
+    ...request,
+    messages: [...messages],
+    purpose: context.purpose,
+    ...(temperature === undefined ? {} : { temperature }),
+    ...(topP === undefined ? {} : { topP }),
+    ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
+    ...(context.signal ? { signal: context.signal } : {}),
+  });
+  const result = normalizeResult(raw);
+  context.onUsage?.(requestTokens, result.usage, context.backend);
+  context.emit?.({
+    type: 'llm-response',
+    runId: context.runId,
+    purpose: context.purpose,
+    scope: context.scope,
+    finishReason: result.finishReason,
+    usage: result.usage,
+    toolCalls: result.message.toolCalls.length,
+    durationMs: Math.max(0, now() - started),
+  });
+  return result;
+}
+
+/** A backend that leaves out `toolCalls`, `content` or `usage` still yields a well-formed result. */
+function normalizeResult(result: GenerateResult): GenerateResult {
+  const message = result?.message;
+  return {
+    ...result,
+    finishReason: result?.finishReason ?? 'other',
+    message: {
+      ...message,
+      role: 'assistant',
+      content: typeof message?.content === 'string' ? message.content : '',
+      toolCalls: Array.isArray(message?.toolCalls) ? message.toolCalls : [],
+    },
+    usage: result?.usage ?? { inputTokens: 0, outputTokens: 0 },
+  };
+}

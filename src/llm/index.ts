@@ -1,0 +1,10 @@
+/** The observed model call shared by every role. @module */
+export {
+  callModel,
+  estimateRequestTokens,
+  reservedOutputTokens,
+  type ModelCallContext,
+  type RequestFitter,
+  type RequestTokenCounter,
+  type Sampling,
+} from '../llm/call-model.js';
