@@ -13,6 +13,12 @@ export const DEFAULTS = {
   subtaskAttempts: 3,
   repairAttempts: 3,
   repairIterations: 50,
+  /**
+   * Shares of `maxIterations` the execute stage may not use, so that synthesis and one repair always remain
+   * possible however a subtask behaves (with 200 iterations: 20 for synthesis, 30 for a repair). Each subtask not yet
+   * started also keeps half of its fair share of the execute stage, so one runaway subtask cannot starve the others.
+   */
+  iterationReserve: { synthesize: 0.1, repair: 0.15 },
   compressAt: 0.9,
   emergencyAt: 0.95,
   keepRecentRounds: 3,

@@ -22,6 +22,8 @@ export type HarnessErrorCode =
   | 'context-length-exceeded'
   /** Any other rejected request (HTTP 4xx). */
   | 'bad-request'
+  /** The model or endpoint does not exist (HTTP 404). */
+  | 'not-found'
   /** The provider reported an error inside a stream, or sent something unparseable. */
   | 'invalid-response'
   /** A request or run took longer than its timeout. */

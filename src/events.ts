@@ -9,6 +9,7 @@ import type {
   Deliverable,
   PlannedSubtask,
   RunResult,
+  RunWarningCode,
   SubtaskRecord,
   Verdict,
 } from './pipeline/types.js';
@@ -148,8 +149,6 @@ export type RunWarningEvent = EventBase & {
   purpose?: Purpose;
   scope?: string;
 };
-/** What a `run-warning` is about. */
-export type RunWarningCode = 'answer-save-failed' | 'output-save-failed' | 'summarizer-failed' | 'images-not-seen';
 export type RunFinishEvent = EventBase & { type: 'run-finish'; result: RunResult };
 export type RunErrorEvent = EventBase & {
   type: 'run-error';

@@ -47,7 +47,6 @@ export {
   type RepairStartEvent,
   type RunErrorEvent,
   type RunFinishEvent,
-  type RunWarningCode,
   type RunWarningEvent,
   type RunStartEvent,
   type SubtaskAttemptEvent,
@@ -66,6 +65,7 @@ export type {
   PurposeUsage,
   RunReport,
   RunResult,
+  RunWarningCode,
   SubtaskRecord,
   Verdict,
 } from './pipeline/types.js';
@@ -162,7 +162,15 @@ export {
 } from './tools/builtin/sandbox.js';
 
 // --- pipeline (src/harness, planner, synthesizer, verifier, repairer, prompts) ---
-export { createHarness, Harness, HarnessOptionsSchema, type HarnessOptions, type RoleName, type RunInput } from './harness/index.js';
+export {
+  createHarness,
+  Harness,
+  HarnessOptionsSchema,
+  type HarnessOptions,
+  type RoleName,
+  type RunInput,
+  type SamplingOption,
+} from './harness/index.js';
 export { Planner, type PlanInput, type PlanOutcome, type PlannerLike, type PlannerOptions } from './planner/index.js';
 export { Synthesizer, type SynthesisOutcome, type SynthesizeInput, type SynthesizerLike, type SynthesizerOptions } from './synthesizer/index.js';
 export { Verifier, type SubtaskAnswer, type VerifierLike, type VerifierOptions, type VerifyInput } from './verifier/index.js';

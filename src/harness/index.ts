@@ -1,6 +1,6 @@
 /** createHarness, the Harness and the shapes of a run. @module */
 export { createHarness, Harness, type RunInput } from './harness.js';
-export { HarnessOptionsSchema, type HarnessOptions, type RoleName } from './options.js';
+export { HarnessOptionsSchema, type HarnessOptions, type RoleName, type SamplingOption } from './options.js';
 export { buildReport } from './report.js';
 export { partialDeliverable, renderCheckpoints, renderDeliverable, toCheckpoint } from '../pipeline/checkpoints.js';
 export type {

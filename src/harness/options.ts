@@ -44,7 +44,23 @@ const LimitsSchema = z.strictObject({
   repairIterations: count(DEFAULTS.repairIterations),
   /** Default per-call timeout of a tool. @defaultValue 120 000 */
   toolTimeoutMs: count(DEFAULTS.toolTimeoutMs),
+  /**
+   * Output tokens reserved for the answer of every request and sent as its output limit; a request's input may use
+   * the window less this. Never more than a quarter of the called backend's window. @defaultValue 8 192
+   */
+  maxOutputTokens: count(DEFAULTS.maxOutputTokens),
 });
+
+/** Temperature and top-p of a role's calls; `null` sends none (for models that reject the parameter). */
+const SamplingSchema = z.strictObject({
+  /** @defaultValue 1.0 (OneDayAgent §3.1.2) */
+  temperature: z.number().min(0).max(2).nullable().optional(),
+  /** @defaultValue 0.95 (OneDayAgent §3.1.2) */
+  topP: z.number().gt(0).max(1).nullable().optional(),
+});
+
+/** Sampling of one role, or of every role (`sampling`). */
+export type SamplingOption = z.input<typeof SamplingSchema>;
 
 const roleNames = ['plan', 'execute', 'synthesize', 'verify', 'repair', 'summarize', 'vision'] as const satisfies readonly RoleName[];
 
@@ -59,6 +75,13 @@ export const HarnessOptionsSchema = z.strictObject({
   /** @defaultValue true */
   verification: z.boolean().default(true),
   limits: LimitsSchema.prefault({}),
+  /**
+   * Sampling of every request: the paper's temperature 1.0 and top-p 0.95 unless set; `roles` overrides per role
+   * (e.g. `{ roles: { verify: { temperature: 0 } } }`). Adapters drop what a model rejects (see docs/backends.md).
+   */
+  sampling: SamplingSchema.extend({
+    roles: z.partialRecord(z.enum(roleNames), SamplingSchema).default({}),
+  }).prefault({}),
   memory: z.custom<MemoryManagerOptions>((v) => typeof v === 'object' && v !== null, 'must be an object').optional(),
   roles: z.partialRecord(z.enum(roleNames), backend).default({}),
   components: z

@@ -29,6 +29,7 @@ export function buildReport(
     truncations: 0,
     compressions: 0,
     prunes: 0,
+    warnings: {},
   };
   for (const event of events) {
     switch (event.type) {
@@ -63,6 +64,9 @@ export function buildReport(
         break;
       case 'memory-prune':
         report.prunes += 1;
+        break;
+      case 'run-warning':
+        report.warnings[event.code] = (report.warnings[event.code] ?? 0) + 1;
         break;
       default:
         break;

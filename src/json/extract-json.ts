@@ -8,9 +8,18 @@
  * balanced object/array after leading prose. Returns `undefined` when no candidate parses.
  */
 export function extractJson(text: string): unknown {
+  return parsedJsonCandidates(text).next().value;
+}
+
+/**
+ * Every JSON value a reply holds, in the order {@link extractJson} tries them: the whole text, fenced code blocks,
+ * then each balanced object/array. Callers with a schema take the first that validates, so prose quoting `[1]`
+ * before the real object costs nothing.
+ */
+export function* parsedJsonCandidates(text: string): Generator<unknown, undefined> {
   for (const candidate of jsonCandidates(text)) {
     try {
-      return JSON.parse(candidate);
+      yield JSON.parse(candidate);
     } catch {
       // Try the next candidate; models often wrap JSON in prose or fences.
     }

@@ -54,6 +54,9 @@ export interface ModelCallContext {
   onUsage?: ((countedInputTokens: number, usage: Usage, backend: LlmBackend) => void) | undefined;
 }
 
+/** How a role's calls are made: its sampling, output reserve and usage observer (the harness fills these in per role). */
+export type CallSettings = Pick<ModelCallContext, 'sampling' | 'maxOutputTokens' | 'onUsage'>;
+
 /**
  * Output tokens reserved for a backend's answer: the configured number, but never more than a quarter of its window,
  * so a small window keeps room for its input.

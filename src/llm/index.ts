@@ -1,6 +1,7 @@
 /** The observed model call shared by every role. @module */
 export {
   callModel,
+  type CallSettings,
   estimateRequestTokens,
   reservedOutputTokens,
   type ModelCallContext,

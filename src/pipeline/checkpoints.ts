@@ -40,11 +40,14 @@ export function renderDeliverable(deliverable: Deliverable): string {
   ].join('\n');
 }
 
-/** What the run can still hand back when synthesis did not happen: completed answers and their files. */
+/**
+ * The candidate deliverable before (or instead of) synthesis: the completed subtasks' answers, and every file any
+ * subtask wrote, failed ones included — nothing a run produced is dropped from what it hands back.
+ */
 export function partialDeliverable(records: readonly SubtaskRecord[]): Deliverable {
   const done = records.filter((r) => r.status === 'completed');
   return {
     answer: done.map((r) => (done.length > 1 ? `## ${r.title}\n\n${r.answer}` : r.answer)).join('\n\n'),
-    files: [...new Set(done.flatMap((r) => r.files))],
+    files: [...new Set(records.flatMap((r) => r.files))],
   };
 }

@@ -4,6 +4,9 @@
  */
 import type { Purpose, Usage } from '../backend/types.js';
 
+/** What a `run-warning` event is about. */
+export type RunWarningCode = 'answer-save-failed' | 'output-save-failed' | 'summarizer-failed' | 'images-not-seen';
+
 /** One planned subtask (the planner's JSON plus a stable id). */
 export interface PlannedSubtask {
   /** `subtask-1`, `subtask-2`, … in plan order. */
@@ -81,6 +84,11 @@ export interface RunReport {
   truncations: number;
   compressions: number;
   prunes: number;
+  /**
+   * `run-warning` events by code: things lost or degraded without failing the run (an answer that could not be
+   * saved whole, a failing summariser, images the verifier could not see).
+   */
+  warnings: Partial<Record<RunWarningCode, number>>;
 }
 
 /** The outcome of `harness.run()`. */

@@ -10,6 +10,7 @@ import { REPAIRER_PROMPT } from '../prompts/repairer.js';
 import { renderTemplate } from '../prompts/template.js';
 import type { RepairInput, RepairOutcome, RepairerLike } from '../pipeline/components.js';
 import type { Deliverable } from '../pipeline/types.js';
+import type { Workspace } from '../workspace/types.js';
 
 /** Options of {@link Repairer}. */
 export interface RepairerOptions {
@@ -38,11 +39,15 @@ export class Repairer implements RepairerLike {
     this.options = options;
   }
 
-  /** Runs one repair loop. */
+  /**
+   * Runs one repair loop. A loop that did not complete leaves the deliverable as it was; one that completed is
+   * merged into it (see {@link mergeRepair}).
+   */
   async repair(input: RepairInput): Promise<RepairOutcome> {
     const defects = input.defects
       .map((d, i) => `${i + 1}. ${d.description}${d.artifact ? ` [file: ${d.artifact}]` : ''}`)
       .join('\n');
+    const existedBefore = await existing(input.workspace, input.deliverable.files);
     const result = await this.options.executor.run({
       runId: input.runId,
       purpose: 'repair',
@@ -55,10 +60,32 @@ export class Repairer implements RepairerLike {
       ...(input.signal ? { signal: input.signal } : {}),
       ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}),
     });
-    const deliverable: Deliverable = {
-      answer: result.answer.trim() ? result.answer : input.deliverable.answer,
-      files: result.files.length ? [...result.files] : [...input.deliverable.files],
-    };
-    return { status: result.status, deliverable, executor: result };
+    if (result.status !== 'completed') return { status: result.status, deliverable: input.deliverable, executor: result };
+    const stillThere = await existing(input.workspace, existedBefore);
+    return { status: result.status, deliverable: mergeRepair(input.deliverable, result, { existedBefore, stillThere }), executor: result };
   }
+}
+
+/**
+ * A completed repair merged into the deliverable it repaired: its answer replaces the answer only when it gives one;
+ * its files are added to the deliverable's; a delivered file that existed before the repair and is gone after it
+ * (the repair deleted it) leaves the list. A claimed file that never existed stays, so its defect stays visible.
+ */
+export function mergeRepair(
+  previous: Deliverable,
+  repair: { answer: string; files: readonly string[] },
+  files: { existedBefore: ReadonlySet<string>; stillThere: ReadonlySet<string> },
+): Deliverable {
+  const { existedBefore, stillThere } = files;
+  const kept = previous.files.filter((file) => !existedBefore.has(file) || stillThere.has(file));
+  return {
+    answer: repair.answer.trim() ? repair.answer : previous.answer,
+    files: [...new Set([...kept, ...repair.files])],
+  };
+}
+
+async function existing(workspace: Workspace, files: Iterable<string>): Promise<Set<string>> {
+  const present = new Set<string>();
+  for (const file of new Set(files)) if (await workspace.exists(file)) present.add(file);
+  return present;
 }

@@ -56,7 +56,7 @@ export class Synthesizer implements SynthesizerLike {
       scope: 'synthesis',
       request: input.request,
       objective,
-      priorState: renderCheckpoints(input.subtasks.map(toCheckpoint), errors),
+      priorState: renderCheckpoints(input.subtasks.map((s) => toCheckpoint(s)), errors),
       workspace: input.workspace,
       ...(input.signal ? { signal: input.signal } : {}),
       ...(input.maxIterations !== undefined ? { maxIterations: input.maxIterations } : {}),

@@ -266,6 +266,7 @@ async function runWithTimeout(tool: Tool, input: unknown, context: ToolContext, 
     workspace: context.workspace,
     signal: controller.signal,
     backendFor: (role) => context.backendFor(role),
+    generate: (role, request) => context.generate(role, { ...request }),
     onScopeEnd: (cleanup) => context.onScopeEnd(cleanup),
   };
   let timer: NodeJS.Timeout | undefined;

@@ -3,7 +3,7 @@
  * @module
  */
 import type { z } from 'zod';
-import type { ContentPart, LlmBackend, Purpose } from '../backend/types.js';
+import type { ContentPart, GenerateRequest, GenerateResult, LlmBackend, Purpose } from '../backend/types.js';
 import type { Workspace } from '../workspace/types.js';
 
 /**
@@ -31,6 +31,12 @@ export interface ToolContext {
   readonly signal: AbortSignal;
   /** The backend for a role (e.g. `'vision'` for image analysis, `'summarize'` for page summaries). */
   backendFor(role: Purpose | 'vision'): LlmBackend;
+  /**
+   * Calls the backend of `role` the way every model call of the run is made: fitted into its window, counted,
+   * observed with `llm-request`/`llm-response` (purpose = `role`) and included in the report. Throws on backend
+   * errors and when the request cannot fit (the registry turns that into an error observation).
+   */
+  generate(role: 'vision' | 'summarize', request: Omit<GenerateRequest, 'purpose' | 'signal'>): Promise<GenerateResult>;
   /** Registers cleanup to run when the current executor loop ends (e.g. kill a Python session). */
   onScopeEnd(cleanup: () => void | Promise<void>): void;
 }

@@ -97,7 +97,7 @@ describe('createHarness: state passing between subtasks', () => {
 
 describe('createHarness: attempts and failures', () => {
   it('retries a failing subtask up to subtaskAttempts, records the failure and goes on', async () => {
-    const boom = () => new HarnessError('bad-request', 'the provider refused');
+    const boom = () => new HarnessError('server-error', 'the provider refused');
     const backend = new ScriptedBackend({
       plan: [planOf('Fragile', 'Sturdy')],
       execute: [boom(), boom(), boom(), submit('sturdy done')],
@@ -367,7 +367,8 @@ describe('createHarness: ending early', () => {
     expect(result.status).toBe('failed');
     expect(result.error?.code).toBe('budget-exhausted');
     expect(backend.callsFor('execute')).toHaveLength(4);
-    expect(result.subtasks.map((s) => s.status)).toEqual(['failed', 'skipped']);
+    // The first subtask may not take the second's share: both get iterations, then synthesis finds none left.
+    expect(result.subtasks.map((s) => s.status)).toEqual(['failed', 'failed']);
     expect(events.some((e) => e.type === 'run-error')).toBe(true);
   });
 

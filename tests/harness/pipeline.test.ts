@@ -187,7 +187,7 @@ describe('createHarness: ending early', () => {
     ]);
     expect(backend.callsFor('execute')).toHaveLength(4);
     expect(lifecycle(events).slice(-2)).toEqual(['run-error', 'run-finish']);
-    expect(events.find((e) => e.type === 'run-error')).toMatchObject({ error: { code: 'budget-exhausted' }, stage: 'execute' });
+    expect(events.find((e) => e.type === 'run-error')).toMatchObject({ error: { code: 'budget-exhausted' }, stage: 'synthesize' });
     expect(result.report.modelCalls).toBe(5);
   });
 
@@ -259,6 +259,7 @@ describe('createHarness: the report', () => {
         'truncations',
         'compressions',
         'prunes',
+        'warnings',
       ].sort(),
     );
     expect(report).toMatchObject({

@@ -51,3 +51,16 @@ describe('askJson', () => {
     backend.assertComplete();
   });
 });
+
+describe('parseJsonReply with prose holding other JSON', () => {
+  it('takes the first candidate that validates, not the first that parses', () => {
+    const text = 'As noted in [1] and {"draft": true}, my verdict:\n{"passed": true}';
+    expect(parseJsonReply(text, Shape)).toEqual({ ok: true, value: { passed: true } });
+  });
+
+  it('costs no re-ask when the valid object follows a citation', async () => {
+    const backend = new ScriptedBackend({ verify: [reply('See [1].\n{"passed": false}')] });
+    const result = await askJson({ backend, purpose: 'verify', runId: 'r', scope: 'verify-1' }, [{ role: 'user', content: 'x' }], Shape);
+    expect(result).toEqual({ ok: true, value: { passed: false }, calls: 1 });
+  });
+});

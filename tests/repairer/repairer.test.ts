@@ -1,9 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { ExecutorResult, ExecutorRunInput } from '../../src/executor/types.js';
-import { Repairer } from '../../src/repairer/repairer.js';
+import { mergeRepair, Repairer } from '../../src/repairer/repairer.js';
 import type { Workspace } from '../../src/workspace/types.js';
 
-const workspace = { root: '/tmp/none' } as Workspace;
+/** A workspace whose files are the keys of `present`; the repair loop may delete some through `deleteOnRun`. */
+function workspaceWith(files: string[]): Workspace & { present: Set<string> } {
+  const present = new Set(files);
+  return { root: '/tmp/none', present, exists: async (file: string) => present.has(file) } as unknown as Workspace & {
+    present: Set<string>;
+  };
+}
+const workspace = workspaceWith(['a.md', 'b.md']);
 
 function executorReturning(result: Partial<ExecutorResult>) {
   const inputs: ExecutorRunInput[] = [];
@@ -48,5 +55,43 @@ describe('Repairer', () => {
     });
     expect(outcome).toMatchObject({ status: 'failed', deliverable: { answer: 'OLD', files: ['a.md'] } });
     expect(executor.inputs[0]?.maxIterations).toBe(7);
+  });
+
+  it('merges a completed repair: a new answer replaces the old, its files join the delivered ones', async () => {
+    const executor = executorReturning({ answer: '', files: ['chart.png'] });
+    const outcome = await new Repairer({ executor }).repair({
+      runId: 'r',
+      request: 'REQ',
+      deliverable: { answer: 'KEEP-ME', files: ['a.md', 'b.md'] },
+      defects: [{ description: 'add a chart' }],
+      attempt: 1,
+      workspace: workspaceWith(['a.md', 'b.md', 'chart.png']),
+    });
+    expect(outcome.deliverable).toEqual({ answer: 'KEEP-ME', files: ['a.md', 'b.md', 'chart.png'] });
+  });
+
+  it('drops from the deliverable a file the repair deleted, and keeps a claimed file that never existed', async () => {
+    const files = workspaceWith(['a.md', 'old.md']);
+    const executor = {
+      async run(): Promise<ExecutorResult> {
+        files.present.delete('old.md');
+        return { status: 'completed', answer: 'fixed', files: ['a.md'], iterations: 1, usage: { inputTokens: 0, outputTokens: 0 }, peakRequestTokens: 0 };
+      },
+    };
+    const outcome = await new Repairer({ executor }).repair({
+      runId: 'r',
+      request: 'REQ',
+      deliverable: { answer: 'OLD', files: ['a.md', 'old.md', 'missing.md'] },
+      defects: [{ description: 'remove old.md' }],
+      attempt: 1,
+      workspace: files,
+    });
+    expect(outcome.deliverable).toEqual({ answer: 'fixed', files: ['a.md', 'missing.md'] });
+  });
+
+  it('mergeRepair is pure: nothing existed before, nothing is dropped', () => {
+    expect(
+      mergeRepair({ answer: 'A', files: ['x'] }, { answer: ' ', files: ['y', 'x'] }, { existedBefore: new Set(), stillThere: new Set() }),
+    ).toEqual({ answer: 'A', files: ['x', 'y'] });
   });
 });

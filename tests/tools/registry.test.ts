@@ -19,6 +19,7 @@ function context(signal: AbortSignal = new AbortController().signal): ToolContex
     workspace: stubWorkspace(ROOT),
     signal,
     backendFor: () => backend,
+    generate: (role, request) => backend.generate({ ...request, purpose: role }),
     onScopeEnd: () => undefined,
   };
 }

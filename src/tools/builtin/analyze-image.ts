@@ -63,7 +63,7 @@ export function analyzeImageTool(options: AnalyzeImageToolOptions = {}): Tool<z.
           `"${path}" is ${mediaType}; analyze_image accepts PNG, JPEG, GIF and WEBP. Convert it first (e.g. with python_interpreter).`,
         );
       }
-      const result = await context.backendFor('vision').generate({
+      const result = await context.generate('vision', {
         messages: [
           { role: 'system', content: SYSTEM_PROMPT },
           {
@@ -74,8 +74,6 @@ export function analyzeImageTool(options: AnalyzeImageToolOptions = {}): Tool<z.
             ],
           },
         ],
-        purpose: 'execute',
-        signal: context.signal,
       });
       const answer = result.message.content.trim();
       if (answer === '') {

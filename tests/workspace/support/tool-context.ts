@@ -20,6 +20,9 @@ export function toolContext(
       if (!backend) throw new HarnessError('invalid-options', `No backend for role ${role} in this test.`);
       return backend;
     },
+    generate(role, request) {
+      return this.backendFor(role).generate({ ...request, purpose: role });
+    },
     onScopeEnd() {},
   };
 }

@@ -27,6 +27,9 @@ export async function createTestContext(scope = 'subtask-1', runId = 'run-test')
     backendFor: (role) => {
       throw new Error(`these tools never ask for a backend (asked for "${role}")`);
     },
+    generate: (role) => {
+      throw new Error(`these tools never call a model (asked for "${role}")`);
+    },
     onScopeEnd: (cleanup) => {
       cleanups.push(cleanup);
     },

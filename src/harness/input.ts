@@ -1,0 +1,53 @@
+/**
+ * What `harness.run()` accepts, and its validation.
+ * @module
+ */
+import { HarnessError } from '../errors.js';
+
+/** What `harness.run()` accepts: the task text, or the task with attachments, a signal and a run id. */
+export type RunInput =
+  | string
+  | {
+      task: string;
+      /** Paths of local files (absolute or relative to the working directory), copied into `attachments/`. */
+      attachments?: readonly string[];
+      signal?: AbortSignal;
+      runId?: string;
+    };
+
+/** A validated {@link RunInput}. @internal */
+export interface NormalizedInput {
+  task: string;
+  attachments: string[];
+  signal: AbortSignal | undefined;
+  runId: string | undefined;
+}
+
+/** Validates run input; a bad field throws `invalid-input` saying what is expected. @internal */
+export function normalizeInput(input: RunInput): NormalizedInput {
+  const object = typeof input === 'string' ? { task: input } : input;
+  if (typeof object !== 'object' || object === null || typeof object.task !== 'string' || !object.task.trim()) {
+    throw new HarnessError('invalid-input', 'harness.run() needs a non-empty task: a string or { task, attachments?, signal?, runId? }.');
+  }
+  const given: unknown = 'attachments' in object ? object.attachments : undefined;
+  if (given !== undefined && (!Array.isArray(given) || given.some((a) => typeof a !== 'string' || !a))) {
+    throw new HarnessError('invalid-input', 'attachments must be an array of non-empty file paths, e.g. ["./brief.pdf"].');
+  }
+  const attachments = given === undefined ? [] : [...(given as string[])];
+  const signal: unknown = 'signal' in object ? object.signal : undefined;
+  if (signal !== undefined && !isAbortSignal(signal)) {
+    throw new HarnessError('invalid-input', 'signal must be an AbortSignal (e.g. from new AbortController().signal).');
+  }
+  const runId = 'runId' in object ? object.runId : undefined;
+  if (runId !== undefined && (typeof runId !== 'string' || !runId)) {
+    throw new HarnessError('invalid-input', 'runId must be a non-empty string.');
+  }
+  return { task: object.task, attachments, signal, runId };
+}
+
+/** Duck-typed, so signals of another realm (a test DOM, a polyfill) are accepted too. */
+function isAbortSignal(value: unknown): value is AbortSignal {
+  const candidate = value as Partial<AbortSignal> | null;
+  return typeof candidate === 'object' && candidate !== null && typeof candidate.aborted === 'boolean' &&
+    typeof candidate.addEventListener === 'function' && typeof candidate.removeEventListener === 'function';
+}

@@ -1,0 +1,179 @@
+/**
+ * Which backend, sampling and component each role of a run uses: the defaults wired from the options, or the
+ * replacements the host passed in `components`.
+ * @module
+ */
+import type { LlmBackend, Purpose } from '../backend/types.js';
+import { DEFAULTS } from '../defaults.js';
+import type { EmitEvent } from '../events.js';
+import { Executor } from '../executor/executor.js';
+import type { ExecutorLike } from '../executor/types.js';
+import { reservedOutputTokens, type CallSettings, type RequestFitter, type Sampling } from '../llm/call-model.js';
+import type { ExecutionMemory } from '../memory/types.js';
+import type { PlannerLike, RepairerLike, SynthesizerLike, VerifierLike } from '../pipeline/components.js';
+import { Planner } from '../planner/planner.js';
+import { Repairer } from '../repairer/repairer.js';
+import { Synthesizer } from '../synthesizer/synthesizer.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import { Verifier } from '../verifier/verifier.js';
+import type { Workspace } from '../workspace/types.js';
+import type { ResolvedHarnessOptions, SamplingOption } from './options.js';
+
+/** What the wiring of one run needs from the run. */
+export interface RunContext {
+  runId: string;
+  workspace: Workspace;
+  registry: ToolRegistry;
+  memory: ExecutionMemory;
+  emit: EmitEvent;
+  now: () => number;
+  signal: AbortSignal;
+}
+
+/** The roles of one run, built once each. */
+export class RoleWiring {
+  private readonly executors = new Map<Purpose, ExecutorLike>();
+
+  constructor(
+    private readonly o: ResolvedHarnessOptions,
+    private readonly run: RunContext,
+  ) {}
+
+  /**
+   * The backend of a role: `roles[role]`, else the main backend. Verification falls back to `roles.vision` before the
+   * main backend, because it is sent the delivered images.
+   */
+  backendFor = (role: Purpose): LlmBackend => {
+    const roles = this.o.roles as Partial<Record<Purpose, LlmBackend>>;
+    return roles[role] ?? (role === 'verify' ? roles.vision : undefined) ?? this.o.backend;
+  };
+
+  /** The sampling of a role: its `sampling.roles` entry, else the global `sampling`, else the paper's; `null` sends none. */
+  samplingFor = (role: Purpose): Sampling | undefined => {
+    const global = this.o.sampling;
+    const own: SamplingOption = (global.roles as Partial<Record<Purpose, SamplingOption>>)[role] ?? {};
+    const pick = (key: 'temperature' | 'topP'): number | undefined => {
+      const value = own[key] !== undefined ? own[key] : global[key] !== undefined ? global[key] : DEFAULTS[key];
+      return value ?? undefined;
+    };
+    const temperature = pick('temperature');
+    const topP = pick('topP');
+    if (temperature === undefined && topP === undefined) return undefined;
+    return { ...(temperature === undefined ? {} : { temperature }), ...(topP === undefined ? {} : { topP }) };
+  };
+
+  /** Sampling, output reserve and calibration of a single-shot role's calls. */
+  callSettings(role: Purpose): CallSettings {
+    const backend = this.backendFor(role);
+    const { memory } = this.run;
+    return {
+      sampling: this.samplingFor(role),
+      maxOutputTokens: this.maxOutputTokens(backend),
+      onUsage: (counted, usage, used) => memory.observeUsage?.(used, counted, usage),
+    };
+  }
+
+  /** Output tokens reserved for (and sent with) each call to `backend`: `limits.maxOutputTokens`, at most ¼ window. */
+  maxOutputTokens(backend: LlmBackend): number {
+    return reservedOutputTokens(backend.contextWindow, this.o.limits.maxOutputTokens);
+  }
+
+  /** Counts a request as the memory does, calibrated for the backend of `role`. */
+  countTokensFor(role: Purpose): (...args: Parameters<ExecutionMemory['countRequest']>) => number {
+    const backend = this.backendFor(role);
+    return (messages, tools) => this.run.memory.countRequest(messages, tools, backend);
+  }
+
+  /** Plan and verify requests go through the memory too: whole requests are protected, so they fit or fail clearly. */
+  fit: RequestFitter = (messages, call) => {
+    const backend = this.backendFor(call.purpose);
+    return this.run.memory.fitRequest(
+      { messages, tools: call.tools ?? [], protectedCount: messages.length, maxOutputTokens: this.maxOutputTokens(backend) },
+      {
+        runId: this.run.runId,
+        purpose: call.purpose,
+        scope: call.scope,
+        backend,
+        summarizer: this.backendFor('summarize'),
+        workspace: this.run.workspace,
+        signal: call.signal ?? this.run.signal,
+        emit: this.run.emit,
+      },
+    );
+  };
+
+  planner(): PlannerLike {
+    return (
+      this.o.components.planner ??
+      new Planner({
+        backend: this.backendFor('plan'),
+        emit: this.run.emit,
+        countTokens: this.countTokensFor('plan'),
+        fit: this.fit,
+        now: this.run.now,
+        call: this.callSettings('plan'),
+        ...optional('prompt', this.o.prompts.plan),
+      })
+    );
+  }
+
+  verifier(): VerifierLike {
+    return (
+      this.o.components.verifier ??
+      new Verifier({
+        backend: this.backendFor('verify'),
+        emit: this.run.emit,
+        countTokens: this.countTokensFor('verify'),
+        fit: this.fit,
+        now: this.run.now,
+        call: this.callSettings('verify'),
+        ...optional('prompt', this.o.prompts.verify),
+      })
+    );
+  }
+
+  synthesizer(): SynthesizerLike {
+    return (
+      this.o.components.synthesizer ??
+      new Synthesizer({ executor: this.executorFor('synthesize'), ...optional('prompt', this.o.prompts.synthesize) })
+    );
+  }
+
+  repairer(): RepairerLike {
+    return (
+      this.o.components.repairer ??
+      new Repairer({ executor: this.executorFor('repair'), ...optional('prompt', this.o.prompts.repair) })
+    );
+  }
+
+  executorFor(purpose: 'execute' | 'synthesize' | 'repair'): ExecutorLike {
+    const custom = this.o.components.executor;
+    if (custom) return custom;
+    let executor = this.executors.get(purpose);
+    if (!executor) {
+      const backend = this.backendFor(purpose);
+      executor = new Executor({
+        backend,
+        tools: this.run.registry,
+        memory: this.run.memory,
+        emit: this.run.emit,
+        backendFor: this.backendFor,
+        samplingFor: this.samplingFor,
+        maxOutputTokens: this.o.limits.maxOutputTokens,
+        limits: {
+          maxIterations: this.o.limits.maxIterations,
+          timeoutMs: this.o.limits.timeoutMs,
+          toolTimeoutMs: this.o.limits.toolTimeoutMs,
+        },
+        now: this.run.now,
+        ...optional('systemPrompt', this.o.prompts.execute),
+      });
+      this.executors.set(purpose, executor);
+    }
+    return executor;
+  }
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
+}

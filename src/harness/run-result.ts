@@ -1,0 +1,63 @@
+/**
+ * The result of a run, assembled from its state when it ends, however it ends.
+ * @module
+ */
+import type { HarnessEvent } from '../events.js';
+import { partialDeliverable } from '../pipeline/checkpoints.js';
+import type { Deliverable, PlannedSubtask, RunResult, SubtaskRecord, Verdict } from '../pipeline/types.js';
+import { buildReport } from './report.js';
+import type { StopRun } from './run-control.js';
+
+/** The state of a run at its end. @internal */
+export interface RunEndState {
+  runId: string;
+  failure: StopRun | undefined;
+  deliverable: Deliverable;
+  plan: readonly PlannedSubtask[];
+  records: readonly SubtaskRecord[];
+  verdicts: readonly Verdict[];
+  workspace: string;
+  log: readonly HarnessEvent[];
+  wallTimeMs: number;
+}
+
+/**
+ * The run's result: status from how it stopped and the last verdict, the deliverable (the partial one when no stage
+ * produced one), every planned subtask (those never started as `skipped`) and the report.
+ * @internal
+ */
+export function assembleResult(state: RunEndState): RunResult {
+  const { failure, verdicts } = state;
+  const subtasks = [
+    ...state.records,
+    ...state.plan
+      .slice(state.records.length)
+      .map((subtask): SubtaskRecord => ({ ...subtask, status: 'skipped', attempts: 0, answer: '', files: [] })),
+  ];
+  const deliverable =
+    state.deliverable.answer || state.deliverable.files.length ? state.deliverable : partialDeliverable(state.records);
+  let status: RunResult['status'] = 'succeeded';
+  let error = failure?.error;
+  if (failure) status = failure.reason === 'aborted' ? 'aborted' : failure.reason === 'timeout' ? 'timeout' : 'failed';
+  else if (verdicts.at(-1)?.status === 'failed') {
+    const last = verdicts.at(-1) as Verdict;
+    status = 'failed';
+    error = {
+      code: 'verification-failed',
+      message:
+        `The deliverable still has ${last.defects.length} defect(s) after ${verdicts.length - 1} repair(s): ` +
+        last.defects.map((d) => d.description).join(' | '),
+    };
+  }
+  return {
+    runId: state.runId,
+    status,
+    deliverable,
+    plan: [...state.plan],
+    subtasks,
+    verdicts: [...verdicts],
+    workspace: state.workspace,
+    ...(error ? { error } : {}),
+    report: buildReport(state.log, { wallTimeMs: state.wallTimeMs, subtasks, verdicts }),
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * The objective of one subtask loop: the whole plan with this subtask marked, so "do only this part" can be followed.
+ * @module
+ */
+import type { PlannedSubtask } from '../pipeline/types.js';
+import { SUBMIT_ANSWER_TOOL } from './executor.js';
+
+/** What {@link renderSubtaskObjective} needs. */
+export interface SubtaskObjectiveParts {
+  plan: readonly PlannedSubtask[];
+  /** Index of this subtask in `plan`. */
+  index: number;
+  /** Workspace-relative paths of the attachments. */
+  attachments: readonly string[];
+  /** Why the previous attempt failed, from the second attempt on. */
+  previousError?: string | undefined;
+}
+
+/** Renders the objective of subtask `index`: the whole plan (titles and expected outputs), then this subtask in full. */
+export function renderSubtaskObjective(parts: SubtaskObjectiveParts): string {
+  const { plan, index } = parts;
+  const subtask = plan[index] as PlannedSubtask;
+  const outline = plan.map((s, i) => {
+    const marker = i === index ? '→' : ' ';
+    const you = i === index ? '  ← THIS SUBTASK (yours)' : '';
+    const expected = s.expectedOutput ? ` — expected output: ${s.expectedOutput}` : '';
+    return `${marker} ${i + 1}. ${s.title}${expected}${you}`;
+  });
+  const lines = [
+    `The plan for the original request has ${plan.length} subtask(s); other loops do the others:`,
+    ...outline,
+    '',
+    `Subtask ${index + 1} of ${plan.length}: ${subtask.title}`,
+    `Objective: ${subtask.objective}`,
+    `Expected output: ${subtask.expectedOutput}`,
+  ];
+  if (parts.attachments.length) lines.push(`Attached files in the workspace: ${parts.attachments.join(', ')}`);
+  if (parts.previousError) {
+    lines.push(`A previous attempt at this subtask failed: ${parts.previousError}. Avoid what made it fail.`);
+  }
+  lines.push(
+    'Do only this subtask, in service of the original request: later subtasks will do theirs. Finish by calling ' +
+      `${SUBMIT_ANSWER_TOOL} with a concise answer and the workspace-relative paths of the files you produced.`,
+  );
+  return lines.join('\n');
+}
