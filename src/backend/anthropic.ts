@@ -3,10 +3,13 @@
  * @module
  */
 import { z } from 'zod';
+import { DEFAULTS } from '../defaults.js';
 import { HarnessError } from '../errors.js';
+import { withAdaptation } from './adaptation.js';
 import { bodyBytes, postJson, readJson, withRetry, type OpenResponse, type PostSettings, type RetrySettings } from './http.js';
 import { inBodyError, type ErrorContext } from './http-errors.js';
 import { baseUrlSchema, commonFields, makeDispatcher, parseOptions, retrySettings } from './options.js';
+import { SamplingPolicy, type SamplingRule } from './sampling.js';
 import { parseSse } from './sse.js';
 import { StreamAssembler, type OpenToolCall } from './stream-assembler.js';
 import type { ContentPart, FinishReason, GenerateRequest, GenerateResult, LlmBackend, Message, StreamPart, Usage } from './types.js';
@@ -20,8 +23,11 @@ export const AnthropicOptionsSchema = z.object({
   baseURL: baseUrlSchema.default('https://api.anthropic.com'),
   /** Sent as `x-api-key`; `ANTHROPIC_API_KEY` is read when omitted. */
   apiKey: z.string().min(1).optional(),
-  /** `max_tokens` when a request sets no `maxOutputTokens` (the Messages API requires one). @defaultValue 8192 */
-  maxOutputTokens: z.number().int().positive().default(8_192),
+  /**
+   * `max_tokens` when a request sets no `maxOutputTokens` (the Messages API requires one).
+   * @defaultValue `DEFAULTS.maxOutputTokens` (8192), the output the harness reserves for every answer
+   */
+  maxOutputTokens: z.number().int().positive().default(DEFAULTS.maxOutputTokens),
   ...commonFields,
 });
 
@@ -40,6 +46,20 @@ const STOP_REASONS: Record<string, FinishReason> = {
 function mapStopReason(reason: unknown): FinishReason | undefined {
   if (typeof reason !== 'string' || reason === '') return undefined;
   return STOP_REASONS[reason] ?? 'other';
+}
+
+/**
+ * Claude Opus 4.1 to 4.6, Sonnet 4.5 / 4.6 and Haiku 4.5 reject `temperature` and `top_p` together; Opus 4.7 and the
+ * Claude 5 models reject both ("deprecated for this model"); earlier models take both. Matches Bedrock and Vertex ids
+ * (`anthropic.claude-opus-4-1-20250805-v1:0`, `claude-opus-4-1@20250805`) and dotted ones (`claude-sonnet-4.5`).
+ */
+function anthropicSamplingRule(modelId: string): SamplingRule {
+  const match = /claude-(?:opus|sonnet|haiku)-(\d+)(?:[-.](\d{1,2}))?(?!\d)/.exec(modelId);
+  if (!match) return {};
+  const major = Number(match[1]);
+  const minor = Number(match[2] ?? 0);
+  if (major >= 5 || (major === 4 && minor >= 7)) return { rejected: ['temperature', 'top_p'] };
+  return major === 4 && minor >= 1 ? { notBoth: true } : {};
 }
 
 function contentBlocks(content: string | ContentPart[]): unknown[] {
@@ -124,9 +144,11 @@ class AnthropicBackend implements LlmBackend {
   readonly provider = 'anthropic';
   readonly modelId: string;
   readonly contextWindow: number;
+  readonly supportsImages?: boolean;
   private readonly options: z.output<typeof AnthropicOptionsSchema>;
   private readonly post: PostSettings;
   private readonly retry: RetrySettings;
+  private readonly sampling: SamplingPolicy;
   private readonly errors: ErrorContext = {
     provider: 'anthropic',
     credentialHint: 'set ANTHROPIC_API_KEY or pass the `apiKey` option of anthropic()',
@@ -141,6 +163,8 @@ class AnthropicBackend implements LlmBackend {
     const { baseURL, model, contextWindow, timeoutMs, headers } = this.options;
     this.modelId = model;
     this.contextWindow = contextWindow;
+    this.supportsImages = this.options.supportsImages;
+    this.sampling = new SamplingPolicy(this.options.sampling, anthropicSamplingRule(model));
     this.post = {
       url: baseURL.endsWith('/v1') ? `${baseURL}/messages` : `${baseURL}/v1/messages`,
       headers: { 'x-api-key': apiKey, 'anthropic-version': ANTHROPIC_VERSION, ...headers },
@@ -152,24 +176,31 @@ class AnthropicBackend implements LlmBackend {
   }
 
   async generate(request: GenerateRequest): Promise<GenerateResult> {
-    const body = this.buildBody(request, this.options.stream);
-    return withRetry(
-      async () => {
-        const open = await postJson(this.post, body, request.signal);
-        if (!this.options.stream) return this.parseResponse(await readJson(open, this.errors));
-        let finish: GenerateResult | undefined;
-        for await (const part of this.readStream(open)) if (part.type === 'finish') finish = part.result;
-        if (finish === undefined) throw new HarnessError('invalid-response', 'anthropic stream ended without a result.');
-        return finish;
-      },
-      this.retry,
-      request.signal,
+    return withAdaptation(
+      () => this.buildBody(request, this.options.stream),
+      (body) =>
+        withRetry(
+          async () => {
+            const open = await postJson(this.post, body, request.signal);
+            if (!this.options.stream) return this.parseResponse(await readJson(open, this.errors));
+            let finish: GenerateResult | undefined;
+            for await (const part of this.readStream(open)) if (part.type === 'finish') finish = part.result;
+            if (finish === undefined) throw new HarnessError('invalid-response', 'anthropic stream ended without a result.');
+            return finish;
+          },
+          this.retry,
+          request.signal,
+        ),
+      (errorBody, sent) => this.sampling.learn(errorBody, sent),
     );
   }
 
   async *stream(request: GenerateRequest): AsyncGenerator<StreamPart> {
-    const body = this.buildBody(request, true);
-    const open = await withRetry(() => postJson(this.post, body, request.signal), this.retry, request.signal);
+    const open = await withAdaptation(
+      () => this.buildBody(request, true),
+      (body) => withRetry(() => postJson(this.post, body, request.signal), this.retry, request.signal),
+      (errorBody, sent) => this.sampling.learn(errorBody, sent),
+    );
     yield* this.readStream(open);
   }
 
@@ -198,8 +229,7 @@ class AnthropicBackend implements LlmBackend {
       body.tool_choice =
         typeof choice === 'object' ? { type: 'tool', name: choice.name } : choice === 'required' ? { type: 'any' } : { type: choice };
     }
-    if (request.temperature !== undefined) body.temperature = request.temperature;
-    if (request.topP !== undefined) body.top_p = request.topP;
+    Object.assign(body, this.sampling.fields(request));
     return body;
   }
 

@@ -103,6 +103,13 @@ export function httpError(status: number, bodyText: string, headers: Headers | u
       false,
     );
   }
+  if (status === 404) {
+    return make(
+      'not-found',
+      `${context.provider} found no such model or endpoint (HTTP 404): ${detail}. Check the model name and the base URL.`,
+      false,
+    );
+  }
   return make('bad-request', `${context.provider} rejected the request (HTTP ${status}): ${detail}`, false);
 }
 

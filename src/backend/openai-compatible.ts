@@ -4,10 +4,12 @@
  * @module
  */
 import { z } from 'zod';
-import { HarnessError, type ProviderHttpError } from '../errors.js';
+import { HarnessError } from '../errors.js';
+import { rejectsField, withAdaptation } from './adaptation.js';
 import { bodyBytes, postJson, readJson, withRetry, type PostSettings, type RetrySettings } from './http.js';
 import { inBodyError, type ErrorContext } from './http-errors.js';
 import { baseUrlSchema, commonFields, makeDispatcher, parseOptions, retrySettings } from './options.js';
+import { SamplingPolicy, type SamplingRule } from './sampling.js';
 import { parseSse } from './sse.js';
 import { StreamAssembler, type OpenToolCall } from './stream-assembler.js';
 import type { ContentPart, FinishReason, GenerateRequest, GenerateResult, LlmBackend, Message, StreamPart, Usage } from './types.js';
@@ -27,6 +29,9 @@ export const OpenAICompatibleOptionsSchema = z.object({
 export type OpenAICompatibleOptions = z.input<typeof OpenAICompatibleOptionsSchema>;
 
 type ResponseFormatLevel = 'json_schema' | 'json_object' | 'prompt';
+
+/** The body field of the output-token limit: OpenAI's current one, or the one every compatible server reads. */
+type OutputLimitField = 'max_completion_tokens' | 'max_tokens';
 
 const KNOWN_HOSTS: Array<[RegExp, string]> = [
   [/(^|\.)openai\.com$/, 'openai'],
@@ -63,6 +68,31 @@ function providerFromUrl(baseURL: string): string {
   const url = new URL(baseURL);
   if (url.port === '11434') return 'ollama';
   return KNOWN_HOSTS.find(([pattern]) => pattern.test(url.hostname))?.[1] ?? 'openai-compatible';
+}
+
+/**
+ * OpenAI's reasoning models (o1, o3, o4-mini, …, and the gpt-5 family except the original gpt-5-chat): they reject
+ * `max_tokens` and any `temperature` / `top_p` but the default. A router prefix (`openai/o3`) is ignored.
+ */
+function isOpenAIReasoningModel(modelId: string): boolean {
+  const id = modelId.slice(modelId.lastIndexOf('/') + 1);
+  if (/^o\d+(-|$)/.test(id) || id.startsWith('codex-mini')) return true;
+  const gpt = /^gpt-(\d+)(?:\.(\d+))?(?:-(.+))?$/.exec(id);
+  if (!gpt) return false;
+  const isChatModel = gpt[2] === undefined && (gpt[3]?.startsWith('chat') ?? false);
+  return Number(gpt[1]) >= 5 && !isChatModel;
+}
+
+function openAISamplingRule(modelId: string): SamplingRule {
+  return isOpenAIReasoningModel(modelId) ? { rejected: ['temperature', 'top_p'] } : {};
+}
+
+/**
+ * OpenAI itself and its reasoning models take `max_completion_tokens`. Other servers get `max_tokens`: Ollama,
+ * llama.cpp and LM Studio ignore `max_completion_tokens` without an error, which would leave the answer unbounded.
+ */
+function outputLimitFieldFor(hostProvider: string, modelId: string): OutputLimitField {
+  return hostProvider === 'openai' || isOpenAIReasoningModel(modelId) ? 'max_completion_tokens' : 'max_tokens';
 }
 
 function imageUrl(part: Extract<ContentPart, { type: 'image' }>): string {
@@ -165,13 +195,16 @@ class OpenAICompatibleBackend implements LlmBackend {
   readonly provider: string;
   readonly modelId: string;
   readonly contextWindow: number;
+  readonly supportsImages?: boolean;
   private readonly options: z.output<typeof OpenAICompatibleOptionsSchema>;
   private readonly post: PostSettings;
   private readonly retry: RetrySettings;
   private readonly errors: ErrorContext;
-  /** Remembered per instance: once a server rejects a response_format level, later calls start lower. */
+  // Remembered per instance: once the server rejects something, later calls leave it out from the start.
   private responseFormatLevel: ResponseFormatLevel = 'json_schema';
-  private useMaxCompletionTokens = false;
+  private readonly sampling: SamplingPolicy;
+  private readonly knownOutputLimitField: OutputLimitField;
+  private outputLimitField: OutputLimitField;
 
   constructor(input: OpenAICompatibleOptions) {
     this.options = parseOptions('openAICompatible', OpenAICompatibleOptionsSchema, input);
@@ -179,7 +212,11 @@ class OpenAICompatibleBackend implements LlmBackend {
     this.provider = this.options.provider ?? providerFromUrl(baseURL);
     this.modelId = model;
     this.contextWindow = contextWindow;
+    this.supportsImages = this.options.supportsImages;
     const hostProvider = providerFromUrl(baseURL);
+    this.sampling = new SamplingPolicy(this.options.sampling, openAISamplingRule(model));
+    this.knownOutputLimitField = outputLimitFieldFor(hostProvider, model);
+    this.outputLimitField = this.knownOutputLimitField;
     const apiKey = this.options.apiKey ?? (hostProvider === 'openai' ? process.env.OPENAI_API_KEY : undefined);
     this.errors = { provider: this.provider, credentialHint: credentialHint(hostProvider, apiKey !== undefined && apiKey !== '') };
     this.post = {
@@ -193,50 +230,55 @@ class OpenAICompatibleBackend implements LlmBackend {
   }
 
   async generate(request: GenerateRequest): Promise<GenerateResult> {
-    return this.withAdaptation(request, (body) =>
-      withRetry(
-        async () => {
-          const open = await postJson(this.post, body, request.signal);
-          if (this.options.stream) {
-            let finish: GenerateResult | undefined;
-            for await (const part of this.readStream(open)) if (part.type === 'finish') finish = part.result;
-            if (finish === undefined) throw new HarnessError('invalid-response', `${this.provider} stream ended without a result.`);
-            return finish;
-          }
-          return this.parseResponse(await readJson(open, this.errors));
-        },
-        this.retry,
-        request.signal,
-      ),
+    return withAdaptation(
+      () => this.buildBody(request),
+      (body) =>
+        withRetry(
+          async () => {
+            const open = await postJson(this.post, body, request.signal);
+            if (this.options.stream) {
+              let finish: GenerateResult | undefined;
+              for await (const part of this.readStream(open)) if (part.type === 'finish') finish = part.result;
+              if (finish === undefined) throw new HarnessError('invalid-response', `${this.provider} stream ended without a result.`);
+              return finish;
+            }
+            return this.parseResponse(await readJson(open, this.errors));
+          },
+          this.retry,
+          request.signal,
+        ),
+      (errorBody, sent) => this.adapt(request, errorBody, sent),
     );
   }
 
   async *stream(request: GenerateRequest): AsyncGenerator<StreamPart> {
-    const open = await this.withAdaptation(request, (body) =>
-      withRetry(() => postJson(this.post, { ...body, stream: true, stream_options: { include_usage: true } }, request.signal), this.retry, request.signal),
+    const open = await withAdaptation(
+      () => ({ ...this.buildBody(request), stream: true, stream_options: { include_usage: true } }),
+      (body) => withRetry(() => postJson(this.post, body, request.signal), this.retry, request.signal),
+      (errorBody, sent) => this.adapt(request, errorBody, sent),
     );
     yield* this.readStream(open);
   }
 
-  /** Sends with the current response_format / max_tokens choices, stepping down once per rejection the server names. */
-  private async withAdaptation<T>(request: GenerateRequest, send: (body: Record<string, unknown>) => Promise<T>): Promise<T> {
-    for (;;) {
-      try {
-        return await send(this.buildBody(request));
-      } catch (error) {
-        const { status, body } = error as Partial<ProviderHttpError>;
-        if (!HarnessError.isInstance(error) || status !== 400 || body === undefined) throw error;
-        if (request.responseFormat && this.responseFormatLevel !== 'prompt' && /response_format|json_schema|json_object/i.test(body)) {
-          this.responseFormatLevel = this.responseFormatLevel === 'json_schema' ? 'json_object' : 'prompt';
-          continue;
-        }
-        if (!this.useMaxCompletionTokens && request.maxOutputTokens !== undefined && /max_tokens/.test(body) && /unsupported|max_completion_tokens/i.test(body)) {
-          this.useMaxCompletionTokens = true;
-          continue;
-        }
-        throw error;
-      }
-    }
+  /** Learns every rejection a 400 names (response_format, sampling, output-limit field); true when the request should go again. */
+  private adapt(request: GenerateRequest, errorBody: string, sent: Record<string, unknown>): boolean {
+    const learned = [this.learnResponseFormat(request, errorBody), this.sampling.learn(errorBody, sent), this.learnOutputLimitField(errorBody, sent)];
+    return learned.includes(true);
+  }
+
+  /** Steps response_format down json_schema → json_object → prompt-only when the server rejects it. */
+  private learnResponseFormat(request: GenerateRequest, errorBody: string): boolean {
+    if (!request.responseFormat || this.responseFormatLevel === 'prompt' || !/response_format|json_schema|json_object/i.test(errorBody)) return false;
+    this.responseFormatLevel = this.responseFormatLevel === 'json_schema' ? 'json_object' : 'prompt';
+    return true;
+  }
+
+  /** Switches once, away from the field chosen for this model, when the server says it does not take that field. */
+  private learnOutputLimitField(errorBody: string, sent: Record<string, unknown>): boolean {
+    const field = this.knownOutputLimitField;
+    if (!(field in sent) || !rejectsField(errorBody, field)) return false;
+    this.outputLimitField = field === 'max_tokens' ? 'max_completion_tokens' : 'max_tokens';
+    return true;
   }
 
   private buildBody(request: GenerateRequest): Record<string, unknown> {
@@ -252,9 +294,8 @@ class OpenAICompatibleBackend implements LlmBackend {
     if (request.toolChoice !== undefined) {
       body.tool_choice = typeof request.toolChoice === 'string' ? request.toolChoice : { type: 'function', function: { name: request.toolChoice.name } };
     }
-    if (request.temperature !== undefined) body.temperature = request.temperature;
-    if (request.topP !== undefined) body.top_p = request.topP;
-    if (request.maxOutputTokens !== undefined) body[this.useMaxCompletionTokens ? 'max_completion_tokens' : 'max_tokens'] = request.maxOutputTokens;
+    Object.assign(body, this.sampling.fields(request));
+    if (request.maxOutputTokens !== undefined) body[this.outputLimitField] = request.maxOutputTokens;
     const format = request.responseFormat;
     if (format) {
       if (this.responseFormatLevel === 'json_schema' && format.schema) {

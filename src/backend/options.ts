@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { DEFAULTS } from '../defaults.js';
 import { HarnessError } from '../errors.js';
 import type { RetrySettings } from './http.js';
+import { SamplingModeSchema } from './sampling.js';
 
 /** Backoff options; tests set tiny delays here. */
 export const RetryOptionsSchema = z
@@ -34,6 +35,14 @@ export const commonFields = {
   stream: z.boolean().default(false),
   dispatcher: z.custom<Dispatcher>(isDispatcher, 'must be an undici Dispatcher (Agent, Pool, MockAgent, …)').optional(),
   retry: RetryOptionsSchema,
+  /**
+   * Whether a request's `temperature` and `topP` are sent: `'auto'` sends them except what the model is known to reject
+   * or its server rejected once (then remembered per backend; see docs/backends.md); `'omit'` never sends them.
+   * @defaultValue 'auto'
+   */
+  sampling: SamplingModeSchema,
+  /** Reported as `backend.supportsImages`: whether the model accepts image parts. Leave it out when unknown. */
+  supportsImages: z.boolean().optional(),
 };
 
 /** An http(s) URL, without a trailing slash. @internal */

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { anthropic, type AnthropicOptions } from '../../src/backend/anthropic.js';
 import type { GenerateRequest, StreamPart } from '../../src/backend/types.js';
+import { DEFAULTS } from '../../src/defaults.js';
 import { ProviderHttpError } from '../../src/errors.js';
 import { readFixture } from '../support/fixtures.js';
 import { adapterOptions, FAST_RETRY, runBackendConformance } from './conformance.js';
@@ -21,6 +22,13 @@ runBackendConformance(
 );
 
 const ASK: GenerateRequest = { messages: [{ role: 'user', content: 'Hi' }] };
+
+/** The last part of a stream (its `finish`), after reading all of it. */
+async function lastPart(parts: AsyncIterable<StreamPart>): Promise<StreamPart | undefined> {
+  let last: StreamPart | undefined;
+  for await (const part of parts) last = part;
+  return last;
+}
 
 function textOf(events: Array<Record<string, unknown>>, deltaType: string, field: string): string {
   return events
@@ -150,7 +158,7 @@ describe('anthropic', () => {
       expect(request.path).toBe('/v1/messages');
       expect(request.headers['x-api-key']).toBe('sk-ant-test');
       expect(request.headers['anthropic-version']).toBe('2023-06-01');
-      expect(request.body).toMatchObject({ model: 'claude-test', max_tokens: 8192, stream: false, temperature: 0, tool_choice: { type: 'any' } });
+      expect(request.body).toMatchObject({ model: 'claude-test', max_tokens: DEFAULTS.maxOutputTokens, stream: false, temperature: 0, tool_choice: { type: 'any' } });
       expect(request.body.system).toMatch(/^You are careful\.\n\nReply with one JSON object only/);
       expect(request.body.tools).toEqual([{ name: 'read', description: 'Read a file', input_schema: { type: 'object', properties: { p: { type: 'string' } } } }]);
       expect(request.body.messages).toEqual([
@@ -218,6 +226,91 @@ describe('anthropic', () => {
     });
   });
 
+  describe('sampling and the output limit', () => {
+    const ok = (stream = false) => anthropicWire.reply({ text: ['ok'], finish: 'stop', usage: { input: 1, output: 1 } }, stream);
+    const SAMPLED: GenerateRequest = { ...ASK, temperature: 0.2, topP: 0.9, maxOutputTokens: 300 };
+    const invalidRequest = (message: string) => ({
+      status: 400,
+      body: JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message }, request_id: 'req_1' }),
+    });
+
+    it.each(['claude-test', 'claude-3-5-sonnet-20241022', 'claude-3-7-sonnet-latest', 'claude-sonnet-4-20250514', 'claude-opus-4-20250514'])(
+      'a model that takes both (%s) gets temperature and top_p',
+      async (model) => {
+        server.reply(ok());
+        await backend(server.baseURL, { model }).generate(SAMPLED);
+        expect(server.requests[0]?.body).toMatchObject({ temperature: 0.2, top_p: 0.9, max_tokens: 300 });
+      },
+    );
+
+    it.each([
+      'claude-opus-4-1-20250805',
+      'claude-opus-4-5',
+      'claude-opus-4-6',
+      'claude-sonnet-4-5-20250929',
+      'claude-sonnet-4-6',
+      'claude-haiku-4-5',
+      'anthropic.claude-opus-4-1-20250805-v1:0',
+      'claude-sonnet-4-5@20250929',
+      'claude-sonnet-4.5',
+    ])('a model that rejects both together (%s) gets temperature alone, or top_p when it is the only one set', async (model) => {
+      server.reply(ok(), ok());
+      const llm = backend(server.baseURL, { model });
+      await llm.generate(SAMPLED);
+      await llm.generate({ ...ASK, topP: 0.9 });
+      expect(server.requests[0]?.body).toMatchObject({ temperature: 0.2, max_tokens: 300 });
+      expect(server.requests[0]?.body).not.toHaveProperty('top_p');
+      expect(server.requests[1]?.body).toMatchObject({ top_p: 0.9 });
+    });
+
+    it.each(['claude-opus-4-7', 'claude-opus-4-8-20260601', 'claude-sonnet-5', 'claude-opus-5'])('a model that rejects both (%s) gets neither', async (model) => {
+      server.reply(ok());
+      await backend(server.baseURL, { model }).generate(SAMPLED);
+      expect(server.requests[0]?.body).not.toHaveProperty('temperature');
+      expect(server.requests[0]?.body).not.toHaveProperty('top_p');
+      expect(server.requests[0]?.body).toMatchObject({ max_tokens: 300 });
+    });
+
+    it('"cannot both be specified" resends once with temperature alone, and later requests start that way', async () => {
+      server.reply(invalidRequest('`temperature` and `top_p` cannot both be specified for this model. Please use only one.'), ok(), ok());
+      const llm = backend(server.baseURL);
+      expect((await llm.generate(SAMPLED)).message.content).toBe('ok');
+      await llm.generate(SAMPLED);
+      expect(server.requests.map((r) => [r.body.temperature, r.body.top_p])).toEqual([
+        [0.2, 0.9],
+        [0.2, undefined],
+        [0.2, undefined],
+      ]);
+    });
+
+    it('"`temperature` is deprecated" resends without temperature, also through stream(), and remembers it', async () => {
+      server.reply(invalidRequest('`temperature` is deprecated for this model.'), ok(true), ok(true));
+      const llm = backend(server.baseURL);
+      expect(await lastPart(llm.stream(SAMPLED))).toMatchObject({ type: 'finish', result: { message: { content: 'ok' } } });
+      await lastPart(llm.stream(SAMPLED));
+      expect(server.requests.map((r) => [r.body.temperature, r.body.top_p])).toEqual([
+        [0.2, 0.9],
+        [undefined, 0.9],
+        [undefined, 0.9],
+      ]);
+    });
+
+    it('a rejection naming a field that was not sent is reported, not resent', async () => {
+      server.reply(invalidRequest('`top_p` is deprecated for this model.'));
+      const error = await harnessRejection(backend(server.baseURL).generate({ ...ASK, temperature: 0.2 }));
+      expect(error.code).toBe('bad-request');
+      expect(server.requests).toHaveLength(1);
+    });
+
+    it("without the request's maxOutputTokens, max_tokens is DEFAULTS.maxOutputTokens, streaming and not", async () => {
+      server.reply(ok(), ok(true), ok(true));
+      await backend(server.baseURL).generate(ASK);
+      await backend(server.baseURL, { stream: true }).generate(ASK);
+      await lastPart(backend(server.baseURL).stream(ASK));
+      expect(server.requests.map((r) => r.body.max_tokens)).toEqual([DEFAULTS.maxOutputTokens, DEFAULTS.maxOutputTokens, DEFAULTS.maxOutputTokens]);
+    });
+  });
+
   describe('options', () => {
     it('requires an API key from the option or ANTHROPIC_API_KEY', () => {
       vi.stubEnv('ANTHROPIC_API_KEY', '');
@@ -238,6 +331,7 @@ describe('anthropic', () => {
       expect(() => anthropic({ apiKey: 'k', model: 'm', maxOutputTokens: 0 })).toThrowError(/`maxOutputTokens`/);
       expect(() => anthropic({ apiKey: 'k', model: 'm', baseURL: 'nope' })).toThrowError(/`baseURL`/);
       expect(() => anthropic({ apiKey: 'k', model: 'm', timeoutMs: -5 })).toThrowError(/`timeoutMs`/);
+      expect(() => anthropic({ apiKey: 'k', model: 'm', sampling: 'never' } as unknown as AnthropicOptions)).toThrowError(/`sampling`/);
     });
   });
 });

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { GenerateRequest, LlmBackend, StreamPart } from '../../src/backend/types.js';
+import { DEFAULTS } from '../../src/defaults.js';
 import { ProviderHttpError } from '../../src/errors.js';
 import { startLoopbackServer, type LoopbackServer } from './support/loopback-server.js';
 import type { WireFormat } from './support/wire-formats.js';
@@ -13,6 +14,8 @@ export interface ConformanceContext {
   timeoutMs?: number;
   /** A Retry-After longer than this is not waited for. */
   maxRetryAfterMs?: number;
+  sampling?: 'auto' | 'omit';
+  supportsImages?: boolean;
 }
 
 /** Builds the adapter under test; it must use tiny backoff delays. */
@@ -22,11 +25,13 @@ export type MakeBackend = (context: ConformanceContext) => LlmBackend;
 export const FAST_RETRY = { minTimeoutMs: 1, maxTimeoutMs: 5 };
 
 /** The adapter options (shared by both shipped adapters) that a conformance context asks for. */
-export function adapterOptions({ stream, maxRetries, timeoutMs, maxRetryAfterMs }: ConformanceContext) {
+export function adapterOptions({ stream, maxRetries, timeoutMs, maxRetryAfterMs, sampling, supportsImages }: ConformanceContext) {
   return {
     stream,
     ...(maxRetries !== undefined ? { maxRetries } : {}),
     ...(timeoutMs ? { timeoutMs } : {}),
+    ...(sampling !== undefined ? { sampling } : {}),
+    ...(supportsImages !== undefined ? { supportsImages } : {}),
     retry: { ...FAST_RETRY, ...(maxRetryAfterMs !== undefined ? { maxRetryAfterMs } : {}) },
   };
 }
@@ -97,6 +102,24 @@ export function runBackendConformance(name: string, makeBackend: MakeBackend, wi
             { id: 'call_1', name: 'read_file', arguments: '{"path":"a"}' },
             { id: 'call_2', name: 'read_file', arguments: '{"path":"b"}' },
           ]);
+        });
+
+        it("sends the request's temperature, topP and maxOutputTokens as the provider's fields", async () => {
+          const ok = () => wire.reply({ text: ['ok'], finish: 'stop', usage: { input: 1, output: 1 } }, stream);
+          server.reply(ok(), ok());
+          const backend = makeBackend({ baseURL: server.baseURL, stream });
+          await backend.generate({ ...ASK, temperature: DEFAULTS.temperature, topP: DEFAULTS.topP, maxOutputTokens: 1234 });
+          await backend.generate({ ...ASK, temperature: 0.3, topP: 0.5, maxOutputTokens: 77 });
+          expect(server.requests[0]?.body).toMatchObject({ temperature: 1, top_p: 0.95, [wire.outputLimitField]: 1234 });
+          expect(server.requests[1]?.body).toMatchObject({ temperature: 0.3, top_p: 0.5, [wire.outputLimitField]: 77 });
+        });
+
+        it("sampling: 'omit' sends neither temperature nor top_p", async () => {
+          server.reply(wire.reply({ text: ['ok'], finish: 'stop', usage: { input: 1, output: 1 } }, stream));
+          await makeBackend({ baseURL: server.baseURL, stream, sampling: 'omit' }).generate({ ...ASK, temperature: 1, topP: 0.95, maxOutputTokens: 10 });
+          expect(server.requests[0]?.body).not.toHaveProperty('temperature');
+          expect(server.requests[0]?.body).not.toHaveProperty('top_p');
+          expect(server.requests[0]?.body).toMatchObject({ [wire.outputLimitField]: 10 });
         });
 
         it('fails at once on 401 with a message naming the key to fix', async () => {
@@ -209,6 +232,18 @@ export function runBackendConformance(name: string, makeBackend: MakeBackend, wi
       }
       expect(server.requests).toHaveLength(2);
       expect(delays).toContain(7_000);
+    });
+
+    it('reports supportsImages as given, and leaves it undefined when not given', () => {
+      expect(makeBackend({ baseURL: server.baseURL, stream: false }).supportsImages).toBeUndefined();
+      expect(makeBackend({ baseURL: server.baseURL, stream: false, supportsImages: true }).supportsImages).toBe(true);
+      expect(makeBackend({ baseURL: server.baseURL, stream: false, supportsImages: false }).supportsImages).toBe(false);
+    });
+
+    it("stream() sends the request's maxOutputTokens and sampling too", async () => {
+      server.reply(wire.reply({ text: ['ok'], finish: 'stop', usage: { input: 1, output: 1 } }, true));
+      await collect(makeBackend({ baseURL: server.baseURL, stream: false }).stream!({ ...ASK, temperature: 0.7, topP: 0.9, maxOutputTokens: 4321 }));
+      expect(server.requests[0]?.body).toMatchObject({ stream: true, temperature: 0.7, top_p: 0.9, [wire.outputLimitField]: 4321 });
     });
 
     it('stream() yields deltas that add up to the result and ends with exactly one finish', async () => {

@@ -19,7 +19,7 @@ describe('HTTP error mapping', () => {
     [400, '{"type":"error","error":{"message":"prompt is too long: 201000 tokens > 200000 maximum"}}', 'context-length-exceeded', false],
     [413, '{"error":{"message":"Request has too many tokens"}}', 'context-length-exceeded', false],
     [400, '{"error":{"message":"messages: field required"}}', 'bad-request', false],
-    [404, 'model not found', 'bad-request', false],
+    [404, 'model not found', 'not-found', false],
   ])('HTTP %i %s → %s', (status, body, code, retryable) => {
     const error = httpError(status, body, undefined, ctx);
     expect(error.code).toBe(code);

@@ -333,6 +333,119 @@ describe('openAICompatible', () => {
     });
   });
 
+  describe('sampling and the output limit', () => {
+    const ok = () => openAIWire.reply({ text: ['ok'], finish: 'stop', usage: { input: 1, output: 1 } }, false);
+    const SAMPLED: GenerateRequest = { ...ASK, temperature: 0.2, topP: 0.9, maxOutputTokens: 300 };
+    const openAIError = (message: string, param: string, code: string) => ({
+      status: 400,
+      body: JSON.stringify({ error: { message, type: 'invalid_request_error', param, code } }),
+    });
+    const temperatureUnsupported = () =>
+      openAIError("Unsupported value: 'temperature' does not support 0.2 with this model. Only the default (1) value is supported.", 'temperature', 'unsupported_value');
+    const topPUnsupported = () => openAIError("Unsupported parameter: 'top_p' is not supported with this model.", 'top_p', 'unsupported_parameter');
+
+    it.each(['o1', 'o3-mini', 'o4-mini-2025-04-16', 'gpt-5', 'gpt-5-mini', 'gpt-5.1', 'gpt-5.2-pro', 'openai/o3'])(
+      'a known reasoning model (%s) gets neither temperature nor top_p, and its limit as max_completion_tokens',
+      async (model) => {
+        server.reply(ok());
+        await backend(server.baseURL, { model }).generate(SAMPLED);
+        const body = server.requests[0]?.body;
+        expect(body).not.toHaveProperty('temperature');
+        expect(body).not.toHaveProperty('top_p');
+        expect(body).not.toHaveProperty('max_tokens');
+        expect(body).toMatchObject({ max_completion_tokens: 300 });
+      },
+    );
+
+    it.each(['gpt-4.1', 'gpt-4o-mini', 'gpt-5-chat-latest', 'gpt-oss:20b', 'deepseek-reasoner', 'qwen3:8b'])(
+      'any other model (%s) gets both temperature and top_p, and its limit as max_tokens',
+      async (model) => {
+        server.reply(ok());
+        await backend(server.baseURL, { model }).generate(SAMPLED);
+        expect(server.requests[0]?.body).toMatchObject({ temperature: 0.2, top_p: 0.9, max_tokens: 300 });
+      },
+    );
+
+    it('api.openai.com gets max_completion_tokens for every model, and no limit field when the request has none', async () => {
+      const agent = new MockAgent();
+      agent.disableNetConnect();
+      const bodies: Array<Record<string, unknown>> = [];
+      agent
+        .get('https://api.openai.com')
+        .intercept({ path: '/v1/chat/completions', method: 'POST' })
+        .reply(({ body }) => {
+          bodies.push(JSON.parse(String(body)) as Record<string, unknown>);
+          return { statusCode: 200, data: String(ok().body), responseOptions: { headers: { 'content-type': 'application/json' } } };
+        })
+        .times(2);
+      const llm = openAICompatible({ baseURL: 'https://api.openai.com/v1', apiKey: 'sk-test', model: 'gpt-4.1', dispatcher: agent });
+      await llm.generate(SAMPLED);
+      await llm.generate(ASK);
+      expect(bodies[0]).toMatchObject({ temperature: 0.2, top_p: 0.9, max_completion_tokens: 300 });
+      expect(bodies[0]).not.toHaveProperty('max_tokens');
+      expect(bodies[1]).not.toHaveProperty('max_completion_tokens');
+      expect(bodies[1]).not.toHaveProperty('max_tokens');
+      await agent.close();
+    });
+
+    it('a rejected temperature is dropped: the request is sent once more without it, and later requests leave it out', async () => {
+      server.reply(temperatureUnsupported(), ok(), ok());
+      const llm = backend(server.baseURL);
+      expect((await llm.generate(SAMPLED)).message.content).toBe('ok');
+      await llm.generate(SAMPLED);
+      expect(server.requests).toHaveLength(3);
+      expect(server.requests[0]?.body).toMatchObject({ temperature: 0.2, top_p: 0.9 });
+      for (const request of server.requests.slice(1)) {
+        expect(request.body).not.toHaveProperty('temperature');
+        expect(request.body).toMatchObject({ top_p: 0.9, max_tokens: 300 });
+      }
+    });
+
+    it('each rejected field is dropped in turn, also through stream()', async () => {
+      server.reply(temperatureUnsupported(), topPUnsupported(), openAIWire.reply({ text: ['ok'], finish: 'stop', usage: { input: 1, output: 1 } }, true));
+      const parts = [];
+      for await (const part of backend(server.baseURL).stream(SAMPLED)) parts.push(part);
+      expect(parts.at(-1)).toMatchObject({ type: 'finish', result: { message: { content: 'ok' } } });
+      expect(server.requests.map((r) => [r.body.temperature, r.body.top_p])).toEqual([
+        [0.2, 0.9],
+        [undefined, 0.9],
+        [undefined, undefined],
+      ]);
+    });
+
+    it('a 400 about a sampling field that was not sent, or about its value, is reported, not resent', async () => {
+      server.reply(topPUnsupported(), openAIError("Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got 3 instead.", 'temperature', 'decimal_above_max_value'));
+      const first = await harnessRejection(backend(server.baseURL).generate({ ...ASK, temperature: 0.2 }));
+      const second = await harnessRejection(backend(server.baseURL).generate({ ...ASK, temperature: 3 }));
+      expect([first.code, second.code]).toEqual(['bad-request', 'bad-request']);
+      expect(server.requests).toHaveLength(2);
+    });
+
+    it('a server that rejects max_completion_tokens gets max_tokens, once and remembered; a second rejection is reported', async () => {
+      const forbidden = {
+        status: 400,
+        body: JSON.stringify({ object: 'error', message: "[{'type': 'extra_forbidden', 'loc': ('body', 'max_completion_tokens'), 'msg': 'Extra inputs are not permitted', 'input': 300}]", type: 'BadRequestError', param: null, code: 400 }),
+      };
+      server.reply(forbidden, ok(), ok());
+      const llm = backend(server.baseURL, { model: 'o3-mini' });
+      await llm.generate(SAMPLED);
+      await llm.generate(SAMPLED);
+      expect(server.requests.map((r) => [r.body.max_completion_tokens, r.body.max_tokens])).toEqual([
+        [300, undefined],
+        [undefined, 300],
+        [undefined, 300],
+      ]);
+
+      server.reply({ status: 400, body: readFixture('providers/openai/reasoning-model-legacy-parameter-error.json') }, forbidden);
+      const error = await harnessRejection(backend(server.baseURL).generate(SAMPLED));
+      expect(error.code).toBe('bad-request');
+      expect(server.requests.slice(3).map((r) => [r.body.max_tokens, r.body.max_completion_tokens])).toEqual([
+        [300, undefined],
+        [undefined, 300],
+      ]);
+    });
+  });
+
   describe('options and errors', () => {
     it('derives provider names from well-known base URLs', () => {
       const provider = (baseURL: string) => openAICompatible({ baseURL, model: 'm' }).provider;
@@ -358,6 +471,8 @@ describe('openAICompatible', () => {
       [{ baseURL: 'http://x.test', model: 'm', contextWindow: 0 }, /`contextWindow`/],
       [{ baseURL: 'http://x.test', model: 'm', maxRetries: -1 }, /`maxRetries`/],
       [{ baseURL: 'http://x.test', model: 'm', dispatcher: {} }, /`dispatcher`/],
+      [{ baseURL: 'http://x.test', model: 'm', sampling: 'never' }, /`sampling`/],
+      [{ baseURL: 'http://x.test', model: 'm', supportsImages: 'yes' }, /`supportsImages`/],
     ])('rejects bad options with invalid-options naming the option (%#)', (options, pattern) => {
       let caught: unknown;
       try {

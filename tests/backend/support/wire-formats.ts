@@ -10,6 +10,8 @@ export interface ReplySpec {
 
 /** How one provider says things on the wire; the conformance suite is written against this. */
 export interface WireFormat {
+  /** The body field that carries a request's `maxOutputTokens` for the suite's model. */
+  outputLimitField: string;
   reply(spec: ReplySpec, stream: boolean): ScriptedResponse;
   /** HTTP 200 stream that sends one text delta, then reports an overloaded error. */
   errorInStream(): ScriptedResponse;
@@ -31,6 +33,7 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
 });
 
 export const openAIWire: WireFormat = {
+  outputLimitField: 'max_tokens',
   reply(spec, stream) {
     const usage = { prompt_tokens: spec.usage.input, completion_tokens: spec.usage.output, total_tokens: spec.usage.input + spec.usage.output };
     if (!stream) {
@@ -91,6 +94,7 @@ export const openAIWire: WireFormat = {
 };
 
 export const anthropicWire: WireFormat = {
+  outputLimitField: 'max_tokens',
   reply(spec, stream) {
     const reason = FINISH_ANTHROPIC[spec.finish];
     if (!stream) {
