@@ -22,7 +22,7 @@ import type { ExecutionMemory, PendingRequest } from '../src/memory/types.js';
 import { defineTool } from '../src/tools/define-tool.js';
 import { ToolRegistry } from '../src/tools/registry.js';
 import type { ToolInvocation } from '../src/tools/types.js';
-import type { Workspace } from '../src/workspace/types.js';
+import { LocalWorkspace } from '../src/workspace/local-workspace.js';
 
 /** One benchmark configuration. */
 export interface Configuration {
@@ -102,13 +102,6 @@ class NaiveMemory implements ExecutionMemory {
   }
 }
 
-function workspaceAt(root: string): Workspace {
-  const unused = () => {
-    throw new Error('the benchmark tool does not touch the workspace');
-  };
-  return { root, resolve: unused, readFile: unused, writeFile: unused, recordArtifact: unused, artifacts: () => [], exists: unused, preview: unused };
-}
-
 async function runOnce(config: Configuration, outputs: string[]) {
   const root = mkdtempSync(join(tmpdir(), 'hh-bench-'));
   try {
@@ -139,6 +132,8 @@ async function runOnce(config: Configuration, outputs: string[]) {
       emit,
       limits: { maxIterations: config.steps + 10 },
     });
+    // The real workspace: the memory saves every full output through it.
+    const workspace = await LocalWorkspace.create({ dir: root });
     const started = performance.now();
     const run = await executor.run({
       runId: 'bench',
@@ -146,7 +141,7 @@ async function runOnce(config: Configuration, outputs: string[]) {
       scope: 'subtask-1',
       request: 'Fetch every measurement page with fetch_page, then submit the largest value.',
       objective: 'Fetch every page, then submit.',
-      workspace: workspaceAt(root),
+      workspace,
     });
     const ms = performance.now() - started;
     if (run.status !== 'completed') throw new Error(`${config.mode} N=${config.steps}: run ${run.status}: ${run.error?.message}`);

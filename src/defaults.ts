@@ -44,4 +44,11 @@ export const DEFAULTS = {
   temperature: 1.0,
   /** Nucleus sampling top-p of every request (OneDayAgent §3.1.2). */
   topP: 0.95,
+  /**
+   * Images one verify request may carry (delivered image files, images embedded in delivered PPTX and DOCX files, the
+   * first page of delivered PDFs) and the largest each may be. A longer side or more pixels is downscaled; 1 568 px and
+   * 1.15 megapixels are what Anthropic's vision API takes without scaling down. 3 750 000 bytes keeps an image's base64
+   * form under 5 MB, Anthropic's per-image limit (the other common providers allow more).
+   */
+  verifyImages: { maxImages: 8, maxLongSide: 1_568, maxPixels: 1_150_000, maxBytes: 3_750_000 },
 } as const;

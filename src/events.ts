@@ -13,6 +13,15 @@ import type {
   SubtaskRecord,
   Verdict,
 } from './pipeline/types.js';
+import type {
+  AuditFinding,
+  AuditIntegrity,
+  AuditStatus,
+  Contract,
+  ManagerNext,
+  RecordDraft,
+  TaskState,
+} from './pipeline/task-state.js';
 
 /** Fields every event carries. */
 export interface EventBase {
@@ -125,18 +134,48 @@ export type RepairFinishEvent = EventBase & {
   status: 'completed' | 'failed' | 'aborted' | 'timeout';
   deliverable: Deliverable;
 };
+/** Managed mode: the manager decided what happens next; `state` is the task state after its records were applied. */
 export type ManagerDecisionEvent = EventBase & {
   type: 'manager-decision';
   round: number;
-  next: 'execute' | 'done' | 'blocked' | 'ask';
-  contract?: string;
+  next: ManagerNext;
+  /** The round's contract (`next: 'execute'`), with the records it works on. */
+  contract?: Contract;
+  /** The records the manager added or revised in this decision. */
+  records: RecordDraft[];
+  /** The manager's question (`next: 'ask'`). */
+  question?: string;
+  /** Why the task is blocked (`next: 'blocked'`), or anything else the manager said. */
+  reason?: string;
+  /** Set when the reply stayed malformed after one re-ask and the documented fallback decided instead. */
+  fallback?: 'malformed-reply';
+  state: TaskState;
 };
+/**
+ * Managed mode: a round's audit ended and the task state was updated from it. `integrity` is `violation` whenever
+ * the workspace changed during the audit (`changedPaths`), whatever the auditor said.
+ */
 export type AuditFinishEvent = EventBase & {
   type: 'audit-finish';
   round: number;
-  status: 'complete' | 'incomplete' | 'blocked';
-  integrity: 'clean' | 'suspect' | 'violation';
-  findings: string[];
+  status: AuditStatus;
+  integrity: AuditIntegrity;
+  findings: AuditFinding[];
+  /** Workspace paths that changed while the audit ran (`.harness/` excluded); empty for a clean audit. */
+  changedPaths: string[];
+  /** Set when the audit reply stayed malformed after one re-ask: it then counts as `incomplete` + `suspect`. */
+  fallback?: 'malformed-reply';
+  reason?: string;
+  state: TaskState;
+};
+/** Managed mode: the workspace changed while an audit ran; the round's records became `untrusted`. */
+export type IntegrityViolationEvent = EventBase & {
+  type: 'integrity-violation';
+  round: number;
+  /** Workspace-relative paths created, changed or removed during the audit (`.harness/` excluded). */
+  changedPaths: string[];
+  /** Ids of the records that became `untrusted`. */
+  records: string[];
 };
 /**
  * Something was lost or degraded without failing the run: a long answer that could not be saved whole, a
@@ -176,6 +215,7 @@ export type HarnessEvent =
   | RepairFinishEvent
   | ManagerDecisionEvent
   | AuditFinishEvent
+  | IntegrityViolationEvent
   | RunWarningEvent
   | RunFinishEvent
   | RunErrorEvent;
@@ -285,6 +325,7 @@ export const HARNESS_EVENT_TYPES: readonly HarnessEventType[] = [
   'repair-finish',
   'manager-decision',
   'audit-finish',
+  'integrity-violation',
   'run-warning',
   'run-finish',
   'run-error',

@@ -71,7 +71,7 @@ export type {
 } from './pipeline/types.js';
 export type { ExecutionMemory, MemoryScope, PendingRequest } from './memory/types.js';
 export type { ImagePart, ObservationKind, Tool, ToolContext, ToolInvocation, ToolOutput } from './tools/types.js';
-export type { ArtifactRecord, Workspace, WriteOrigin } from './workspace/types.js';
+export type { AppendResult, ArtifactRecord, Workspace, WriteOrigin } from './workspace/types.js';
 
 // --- backend adapters (src/backend) ---
 export { openAICompatible, OpenAICompatibleOptionsSchema, type OpenAICompatibleOptions } from './backend/openai-compatible.js';
@@ -173,7 +173,16 @@ export {
 } from './harness/index.js';
 export { Planner, type PlanInput, type PlanOutcome, type PlannerLike, type PlannerOptions } from './planner/index.js';
 export { Synthesizer, type SynthesisOutcome, type SynthesizeInput, type SynthesizerLike, type SynthesizerOptions } from './synthesizer/index.js';
-export { Verifier, type SubtaskAnswer, type VerifierLike, type VerifierOptions, type VerifyInput } from './verifier/index.js';
+export {
+  Verifier,
+  pdftoppmRenderer,
+  type ImageBudget,
+  type PdfPageRenderer,
+  type SubtaskAnswer,
+  type VerifierLike,
+  type VerifierOptions,
+  type VerifyInput,
+} from './verifier/index.js';
 export { Repairer, type RepairInput, type RepairOutcome, type RepairerLike, type RepairerOptions } from './repairer/index.js';
 export { PLANNER_PROMPT, REPAIRER_PROMPT, SYNTHESIZER_PROMPT, VERIFIER_PROMPT, renderTemplate } from './prompts/index.js';
 export { askJson, extractJson, parseJsonReply, type AskJsonResult, type JsonReplyParse } from './json/index.js';

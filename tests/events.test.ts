@@ -97,7 +97,7 @@ describe('HarnessEvents', () => {
       [
         'run-start', 'plan-created', 'subtask-start', 'subtask-attempt', 'llm-request', 'llm-response', 'tool-call',
         'tool-result', 'memory-truncate', 'memory-compress', 'memory-prune', 'subtask-finish', 'synthesis-finish',
-        'verify-finish', 'repair-start', 'repair-finish', 'manager-decision', 'audit-finish', 'run-warning', 'run-finish', 'run-error',
+        'verify-finish', 'repair-start', 'repair-finish', 'manager-decision', 'audit-finish', 'integrity-violation', 'run-warning', 'run-finish', 'run-error',
       ].sort(),
     );
   });

@@ -94,6 +94,7 @@ export class Loop {
       scope,
       backend: this.backend,
       summarizer: this.settings.backendFor('summarize'),
+      sampling: this.settings.samplingFor('summarize'),
       workspace,
       signal: this.controller.signal,
       emit,

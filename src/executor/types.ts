@@ -31,7 +31,10 @@ export interface ExecutorResult {
   status: 'completed' | 'failed' | 'aborted' | 'timeout';
   /** The submitted answer; when the loop did not complete, the last text the model wrote. */
   answer: string;
-  /** Workspace-relative paths: the submitted files, or, when the loop did not complete, the files tools reported. */
+  /**
+   * Workspace-relative, de-duplicated paths of every file the loop's tools wrote or edited, whatever way it ended,
+   * plus the files named in `submit_answer`.
+   */
   files: string[];
   /** Model calls made (a retry after a context-length error counts once). */
   iterations: number;

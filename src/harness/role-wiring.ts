@@ -95,6 +95,7 @@ export class RoleWiring {
         scope: call.scope,
         backend,
         summarizer: this.backendFor('summarize'),
+        sampling: this.samplingFor('summarize'),
         workspace: this.run.workspace,
         signal: call.signal ?? this.run.signal,
         emit: this.run.emit,
@@ -103,33 +104,25 @@ export class RoleWiring {
   };
 
   planner(): PlannerLike {
-    return (
-      this.o.components.planner ??
-      new Planner({
-        backend: this.backendFor('plan'),
-        emit: this.run.emit,
-        countTokens: this.countTokensFor('plan'),
-        fit: this.fit,
-        now: this.run.now,
-        call: this.callSettings('plan'),
-        ...optional('prompt', this.o.prompts.plan),
-      })
-    );
+    return this.o.components.planner ?? new Planner({ ...this.singleShot('plan'), ...optional('prompt', this.o.prompts.plan) });
   }
 
   verifier(): VerifierLike {
     return (
-      this.o.components.verifier ??
-      new Verifier({
-        backend: this.backendFor('verify'),
-        emit: this.run.emit,
-        countTokens: this.countTokensFor('verify'),
-        fit: this.fit,
-        now: this.run.now,
-        call: this.callSettings('verify'),
-        ...optional('prompt', this.o.prompts.verify),
-      })
+      this.o.components.verifier ?? new Verifier({ ...this.singleShot('verify'), ...optional('prompt', this.o.prompts.verify) })
     );
+  }
+
+  /** What a single-shot JSON role (plan, verify) is built with: its backend and the run's hooks for its calls. */
+  private singleShot(role: 'plan' | 'verify') {
+    return {
+      backend: this.backendFor(role),
+      emit: this.run.emit,
+      countTokens: this.countTokensFor(role),
+      fit: this.fit,
+      now: this.run.now,
+      call: this.callSettings(role),
+    };
   }
 
   synthesizer(): SynthesizerLike {

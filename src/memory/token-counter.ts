@@ -16,6 +16,10 @@ export const IMAGE_TOKENS = 1_000;
  * Counts request tokens with a per-object cache: a message (or a tool-spec array) is tokenized once,
  * so the cost of counting a step is proportional to what the step added. Messages must not be
  * mutated after they were counted; the harness replaces messages instead of editing them.
+ *
+ * The cache holds uncalibrated counts; a calibration factor is applied to each result (to a whole request at once,
+ * so per-message rounding does not add up), and every method takes the factor to use, defaulting to the one given
+ * to the constructor. One counter therefore serves backends with different factors.
  */
 export class TokenCounter {
   private readonly messages = new WeakMap<Message, number>();
@@ -26,53 +30,58 @@ export class TokenCounter {
 
   constructor(
     private readonly tokenizer: Tokenizer,
-    /** Multiplies every count, to correct for a model whose tokenizer differs from the one used. */
+    /** The default factor on every count, to correct for a model whose tokenizer differs from the one used. */
     private readonly calibration = 1,
   ) {}
 
   /** Tokens of a text, calibrated. */
-  text(text: string): number {
-    return this.calibrate(this.count(text));
+  text(text: string, factor = this.calibration): number {
+    return calibrate(this.count(text), factor);
   }
 
   /**
    * Tokens of a text estimated from the characters per token of the texts counted so far (4 before any), without
    * tokenizing it: for event figures on the hot path, never for budgets.
    */
-  estimate(text: string): number {
+  estimate(text: string, factor = this.calibration): number {
     const charsPerToken = this.sampledTokens > 0 ? this.sampledChars / this.sampledTokens : 4;
-    return this.calibrate(Math.ceil(text.length / charsPerToken));
+    return calibrate(Math.ceil(text.length / charsPerToken), factor);
   }
 
-  /** Tokens of one message including its overhead, calibrated; cached per message object. */
-  message(message: Message): number {
+  /** Tokens of one message including its overhead, calibrated; tokenized once per message object. */
+  message(message: Message, factor = this.calibration): number {
+    return calibrate(this.rawMessage(message), factor);
+  }
+
+  /** Tokens of the tool specs offered with a request, calibrated; tokenized once per array. */
+  tools(tools: readonly ToolSpec[], factor = this.calibration): number {
+    return calibrate(this.rawTools(tools), factor);
+  }
+
+  /** Tokens of a whole request (overhead, tool specs and every message), with the factor applied to the total. */
+  request(messages: readonly Message[], tools: readonly ToolSpec[], factor = this.calibration): number {
+    let total = REQUEST_OVERHEAD_TOKENS + this.rawTools(tools);
+    for (const message of messages) total += this.rawMessage(message);
+    return calibrate(total, factor);
+  }
+
+  private rawMessage(message: Message): number {
     let tokens = this.messages.get(message);
     if (tokens === undefined) {
-      tokens = this.calibrate(MESSAGE_OVERHEAD_TOKENS + this.rawContent(message));
+      tokens = MESSAGE_OVERHEAD_TOKENS + this.rawContent(message);
       this.messages.set(message, tokens);
     }
     return tokens;
   }
 
-  /** Tokens of the tool specs offered with a request, calibrated; cached per array. */
-  tools(tools: readonly ToolSpec[]): number {
+  private rawTools(tools: readonly ToolSpec[]): number {
     let tokens = this.specs.get(tools);
     if (tokens === undefined) {
-      let raw = 0;
-      for (const spec of tools) {
-        raw += TOOL_SPEC_OVERHEAD_TOKENS + this.count(JSON.stringify(spec));
-      }
-      tokens = this.calibrate(raw);
+      tokens = 0;
+      for (const spec of tools) tokens += TOOL_SPEC_OVERHEAD_TOKENS + this.count(JSON.stringify(spec));
       this.specs.set(tools, tokens);
     }
     return tokens;
-  }
-
-  /** Tokens of a whole request: overhead, tool specs and every message. */
-  request(messages: readonly Message[], tools: readonly ToolSpec[]): number {
-    let total = REQUEST_OVERHEAD_TOKENS + this.tools(tools);
-    for (const message of messages) total += this.message(message);
-    return total;
   }
 
   private rawContent(message: Message): number {
@@ -99,8 +108,18 @@ export class TokenCounter {
     this.sampledTokens += tokens;
     return tokens;
   }
+}
 
-  private calibrate(raw: number): number {
-    return this.calibration === 1 ? raw : Math.ceil(raw * this.calibration);
-  }
+/** An uncalibrated count times `factor`, rounded up (exact when the factor is 1). @internal */
+export function calibrate(raw: number, factor: number): number {
+  return factor === 1 ? raw : Math.ceil(raw * factor);
+}
+
+/** The largest uncalibrated count whose calibrated value stays within `limit` (the inverse of {@link calibrate}). @internal */
+export function uncalibrated(limit: number, factor: number): number {
+  if (factor === 1) return limit;
+  let raw = Math.floor(limit / factor);
+  // Floating-point rounding can put the product a hair above the limit.
+  while (raw > 0 && calibrate(raw, factor) > limit) raw--;
+  return raw;
 }

@@ -4,6 +4,7 @@
  */
 import type { LlmBackend, Message, Purpose, ToolSpec, Usage } from '../backend/types.js';
 import type { EmitEvent } from '../events.js';
+import type { Sampling } from '../llm/call-model.js';
 import type { ToolInvocation } from '../tools/types.js';
 import type { Workspace } from '../workspace/types.js';
 
@@ -17,6 +18,8 @@ export interface MemoryScope {
   backend: LlmBackend;
   /** The backend that writes summaries (purpose `summarize`). */
   summarizer: LlmBackend;
+  /** Sampling sent with the summariser's calls (the `summarize` role's); absent: none is sent. */
+  sampling?: Sampling;
   workspace: Workspace;
   signal: AbortSignal;
   emit: EmitEvent;

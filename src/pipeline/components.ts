@@ -13,6 +13,8 @@ export interface PlanInput {
   request: string;
   /** Workspace-relative paths of the attachments (e.g. `attachments/report.pdf`). */
   attachments?: readonly string[];
+  /** Where the attachments are; with it the planner sees bounded previews of them, without it only their names. */
+  workspace?: Workspace;
   /** Upper bound on subtasks; the first `maxSubtasks` are kept when the model returns more. */
   maxSubtasks?: number;
   signal?: AbortSignal;

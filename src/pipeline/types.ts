@@ -3,6 +3,7 @@
  * @module
  */
 import type { Purpose, Usage } from '../backend/types.js';
+import type { TaskState } from './task-state.js';
 
 /** What a `run-warning` event is about. */
 export type RunWarningCode = 'answer-save-failed' | 'output-save-failed' | 'summarizer-failed' | 'images-not-seen';
@@ -36,12 +37,24 @@ export interface Defect {
   artifact?: string;
 }
 
-/** One verification pass. `unverified` means the verifier's reply could not be parsed. */
+/**
+ * One verification pass. `unverified` means the verifier gave no usable judgement: its reply stayed malformed, or it
+ * failed the deliverable without naming a defect; the harness does not repair an unverified deliverable.
+ */
 export interface Verdict {
   attempt: number;
   status: 'passed' | 'failed' | 'unverified';
   passed: boolean;
   defects: Defect[];
+  /** Images of the delivered files the verify request showed the model. */
+  imagesSeen: number;
+  /**
+   * Images of the delivered files it did not show (a backend without images, the image budget, an image that could not
+   * be read or downscaled, the window); the request named them.
+   */
+  imagesSkipped: number;
+  /** Why the verdict is `unverified`. */
+  reason?: string;
 }
 
 /** How one subtask went. */
@@ -94,7 +107,8 @@ export interface RunReport {
 /** The outcome of `harness.run()`. */
 export interface RunResult {
   runId: string;
-  status: 'succeeded' | 'failed' | 'aborted' | 'timeout';
+  /** `blocked`: managed mode only, the manager found the task blocked or asked a question no one answered. */
+  status: 'succeeded' | 'failed' | 'aborted' | 'timeout' | 'blocked';
   deliverable: Deliverable;
   plan: PlannedSubtask[];
   subtasks: SubtaskRecord[];
@@ -104,6 +118,8 @@ export interface RunResult {
   workspace: string;
   /** Set when the run did not succeed. */
   error?: { code: string; message: string };
+  /** Managed mode only: the audited task state as the run left it (also saved as `.harness/task-state.json`). */
+  taskState?: TaskState;
 }
 
 export type { Usage };

@@ -18,6 +18,8 @@ Guidelines:
   harness synthesizes and verifies the final deliverable itself.
 - Order the subtasks so that each one's inputs exist before it starts.
 - "objective" says what to do, concretely; "expectedOutput" says what the subtask hands on (facts, a file path, …).
+- Attached files are listed with bounded previews of their content where available; plan with what they hold, and let
+  subtasks that need more read the files themselves.
 
 Reply with JSON only, in exactly this shape:
 {"subtasks":[{"title":"short title","objective":"what to do","expectedOutput":"what to hand on"}]}`;

@@ -1,10 +1,12 @@
 import type { Message, ToolSpec } from '../backend/types.js';
+import { estimateRequestTokens } from '../llm/call-model.js';
 import type { ExecutionMemory, PendingRequest } from '../memory/types.js';
 import type { ToolInvocation } from '../tools/types.js';
 
 /**
- * An {@link ExecutionMemory} that bounds nothing: observations pass through whole and requests are sent as they are.
- * For tests of components that need a memory but do not exercise it; never use it for real runs.
+ * An {@link ExecutionMemory} that bounds nothing: observations pass through whole (nothing is saved in the workspace),
+ * requests are sent as they are whatever their output reserve, and counts are never calibrated. For tests of
+ * components that need a memory but do not exercise it; never use it for real runs.
  */
 export class PassThroughMemory implements ExecutionMemory {
   /** Returns the tool's raw text unchanged. */
@@ -22,14 +24,8 @@ export class PassThroughMemory implements ExecutionMemory {
     return [...request.messages];
   }
 
-  /** A rough size: one token per four characters of content, arguments and tool schemas. */
+  /** A rough size, the same for every backend: `estimateRequestTokens` (one token per four characters). */
   countRequest(messages: readonly Message[], tools: readonly ToolSpec[]): number {
-    let chars = JSON.stringify(tools).length;
-    for (const message of messages) {
-      if (typeof message.content === 'string') chars += message.content.length;
-      else for (const part of message.content) chars += part.type === 'text' ? part.text.length : part.data.length;
-      if (message.role === 'assistant') for (const call of message.toolCalls ?? []) chars += call.name.length + call.arguments.length;
-    }
-    return Math.ceil(chars / 4);
+    return estimateRequestTokens(messages, tools);
   }
 }

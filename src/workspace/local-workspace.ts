@@ -6,10 +6,12 @@ import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULTS } from '../defaults.js';
 import { HarnessError } from '../errors.js';
+import { AppendFiles } from './append-files.js';
 import { ArtifactRegistry } from './artifact-registry.js';
+import { errnoCode, fileError } from './file-errors.js';
 import { previewFile } from './preview/preview-file.js';
 import { resolveInside } from './resolve-inside.js';
-import type { ArtifactRecord, Workspace, WriteOrigin } from './types.js';
+import type { AppendResult, ArtifactRecord, Workspace, WriteOrigin } from './types.js';
 
 /** Options of {@link LocalWorkspace.create}. */
 export const LocalWorkspaceOptionsSchema = z.object({
@@ -27,28 +29,6 @@ export type LocalWorkspaceOptions = z.input<typeof LocalWorkspaceOptionsSchema> 
   /** Clock for `updatedAt` of artifact records; `Date.now` when absent. */
   now?: () => number;
 };
-
-function errnoCode(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
-}
-
-/** Turns a file-system failure on a workspace path into a HarnessError that says what to do. */
-function fileError(error: unknown, requested: string): HarnessError {
-  if (HarnessError.isInstance(error)) return error;
-  const messages: Record<string, string> = {
-    ENOENT: `"${requested}" does not exist in the workspace. Check the path (list files with a shell or Python tool).`,
-    EISDIR: `"${requested}" is a directory, not a file. Give the path of a file inside it.`,
-    ENOTDIR: `A parent of "${requested}" is a file, not a directory. Choose another path.`,
-    EEXIST: `A parent of "${requested}" is a file, not a directory. Choose another path.`,
-    EACCES: `Permission denied for "${requested}".`,
-    EPERM: `Permission denied for "${requested}".`,
-    ENAMETOOLONG: `The path "${requested}" is too long. Use a shorter name.`,
-  };
-  const message = messages[errnoCode(error) ?? ''];
-  return message
-    ? new HarnessError('invalid-input', message, { cause: error })
-    : new HarnessError('internal', `File operation on "${requested}" failed: ${String(error)}`, { cause: error });
-}
 
 async function sha256OfFile(absPath: string): Promise<string> {
   const hash = createHash('sha256');
@@ -75,12 +55,14 @@ export class LocalWorkspace implements Workspace {
   readonly #previewChars: number;
   readonly #now: () => number;
   readonly #registry = new ArtifactRegistry();
+  readonly #appends: AppendFiles;
 
   private constructor(root: string, temporary: boolean, previewChars: number, now: () => number) {
     this.root = root;
     this.temporary = temporary;
     this.#previewChars = previewChars;
     this.#now = now;
+    this.#appends = new AppendFiles(root, (requested, intent) => this.resolve(requested, intent));
   }
 
   /** Opens (and creates when missing) a workspace directory, or a fresh temporary one when `dir` is absent. */
@@ -151,10 +133,30 @@ export class LocalWorkspace implements Workspace {
   }
 
   /**
-   * Copies a file from outside (an attachment) into the workspace, atomically, without recording it as an artifact.
+   * Appends to a file, creating it and its directories when missing. The path is resolved as for `writeFile`; a
+   * symbolic link as the file itself is refused rather than followed, and so is anything that is not a regular file
+   * (checked before opening, so a FIFO cannot block the call, and again on the open file). A file reached without
+   * any symbolic link then stays open: the next appends check that its path still names it and write to it with
+   * synchronous system calls (microseconds for a local file), until it has been idle for 30 s or `dispose` closes it.
+   * Appended files are not recorded as artifacts: hashing a growing log at every append would cost more than the
+   * append, so `origin` is not used here.
+   * @returns the file's size in bytes after the append
+   */
+  async appendFile(requested: string, data: string | Uint8Array, _origin?: WriteOrigin): Promise<AppendResult> {
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+    try {
+      return await this.#appends.append(requested, bytes);
+    } catch (error) {
+      throw fileError(error, requested);
+    }
+  }
+
+  /**
+   * Copies a file from outside (an attachment) into the workspace, atomically, without recording it as an artifact
+   * (so `origin` is not used here).
    * @returns the workspace-relative path of the copy
    */
-  async copyIn(sourceAbsPath: string, destination: string): Promise<string> {
+  async copyIn(sourceAbsPath: string, destination: string, _origin?: WriteOrigin): Promise<string> {
     const absPath = await this.resolve(destination, 'write');
     let bytes: Buffer;
     try {
@@ -214,8 +216,12 @@ export class LocalWorkspace implements Workspace {
     });
   }
 
-  /** Deletes the directory if {@link LocalWorkspace.create} made it as a temporary one; a directory you named is kept. */
+  /**
+   * Closes the files kept open for appends, and deletes the directory if {@link LocalWorkspace.create} made it as a
+   * temporary one; a directory you named is kept.
+   */
   async dispose(): Promise<void> {
+    this.#appends.closeAll();
     if (this.temporary) await rm(this.root, { recursive: true, force: true });
   }
 

@@ -22,6 +22,12 @@ export interface WriteOrigin {
   scope?: string;
 }
 
+/** What {@link Workspace.appendFile} reports. */
+export interface AppendResult {
+  /** Size of the file in bytes after the append. */
+  size: number;
+}
+
 /** One run's working directory. */
 export interface Workspace {
   /** Absolute, real path of the directory. */
@@ -36,6 +42,20 @@ export interface Workspace {
   readFile(path: string): Promise<Buffer>;
   /** Writes a file atomically (temp file + rename) and records it as an artifact. */
   writeFile(path: string, data: string | Uint8Array, origin: WriteOrigin): Promise<ArtifactRecord>;
+  /**
+   * Appends to a file, creating it and its directories when missing; the harness keeps its logs this way (the
+   * memory's full tool outputs under `.harness/outputs/`). Resolves the path as `writeFile` does, and refuses a
+   * symbolic link as the file itself and anything that is not a regular file (a FIFO, socket or device). Concurrent
+   * appends to one file need not be ordered: callers that care wait for one append before the next.
+   * @returns the file's size in bytes after the append (the caller finds where its data starts from it)
+   */
+  appendFile(path: string, data: string | Uint8Array, origin: WriteOrigin): Promise<AppendResult>;
+  /**
+   * Copies a file from outside the workspace (an attachment, by absolute path) into it, without recording it as an
+   * artifact. `destination` is resolved as for `writeFile`.
+   * @returns the workspace-relative path of the copy
+   */
+  copyIn(sourceAbsolutePath: string, destination: string, origin?: WriteOrigin): Promise<string>;
   /** Records a file that something else (a process) created or changed; undefined when it does not exist. */
   recordArtifact(path: string, origin: WriteOrigin): Promise<ArtifactRecord | undefined>;
   /** Every recorded artifact, most recent last. */

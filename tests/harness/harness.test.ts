@@ -3,24 +3,17 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Purpose } from '../../src/backend/types.js';
 import { HarnessError } from '../../src/errors.js';
-import type { HarnessEvent } from '../../src/events.js';
 import { createHarness } from '../../src/harness/harness.js';
 import type { VerifierLike } from '../../src/pipeline/components.js';
 import { planOf, reply, submit, toolCall, verdict } from '../../src/testing/replies.js';
 import { ScriptedBackend } from '../../src/testing/scripted-backend.js';
 import { executeCommandTool } from '../../src/tools/builtin/execute-command.js';
-import { hang, tempDir, textOf, writeFile } from './helpers.js';
+import { hang, tempDir, textOf, writeFile, collect } from './helpers.js';
 
 const TASK = 'Research two river facts and write rivers.md with both, in English.';
 
 function purposes(backend: ScriptedBackend): Array<Purpose | undefined> {
   return backend.calls.map((c) => c.purpose);
-}
-
-function collect(harness: ReturnType<typeof createHarness>): HarnessEvent[] {
-  const events: HarnessEvent[] = [];
-  harness.onAny((e) => events.push(e));
-  return events;
 }
 
 describe('createHarness: state passing between subtasks', () => {
@@ -188,7 +181,7 @@ describe('createHarness: malformed JSON fallbacks', () => {
       verify: [reply('Looks fine to me.'), reply('{"passed": "yes"}')],
     });
     const result = await createHarness({ backend, workspace: await tempDir(), decomposition: false }).run(TASK);
-    expect(result.verdicts).toEqual([{ attempt: 1, status: 'unverified', passed: false, defects: [] }]);
+    expect(result.verdicts).toMatchObject([{ attempt: 1, status: 'unverified', passed: false, defects: [] }]);
     expect(backend.callsFor('repair')).toHaveLength(0);
     expect(result.status).toBe('succeeded');
     expect(result.report.firstPassVerified).toBeNull();
@@ -401,7 +394,7 @@ describe('createHarness: wiring', () => {
     const verifier: VerifierLike = {
       async verify(input) {
         seen.push(input.deliverable.answer);
-        return { attempt: input.attempt ?? 1, status: 'passed', passed: true, defects: [] };
+        return { attempt: input.attempt ?? 1, status: 'passed', passed: true, defects: [], imagesSeen: 0, imagesSkipped: 0 };
       },
     };
     const planner = {

@@ -4,6 +4,8 @@ import path from 'node:path';
 import { afterEach } from 'vitest';
 import { z } from 'zod';
 import type { GenerateRequest, Message } from '../../src/backend/types.js';
+import type { HarnessEvent } from '../../src/events.js';
+import type { Harness } from '../../src/harness/harness.js';
 import { defineTool } from '../../src/tools/define-tool.js';
 
 const dirs: string[] = [];
@@ -50,4 +52,11 @@ export function textOf(request: GenerateRequest | undefined): string {
 function messageText(message: Message): string {
   const content = message.content;
   return typeof content === 'string' ? content : content.map((p) => (p.type === 'text' ? p.text : '')).join('');
+}
+
+/** Every event the harness emits from now on, in order. */
+export function collect(harness: Harness): HarnessEvent[] {
+  const events: HarnessEvent[] = [];
+  harness.onAny((event) => events.push(event));
+  return events;
 }

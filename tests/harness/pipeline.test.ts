@@ -16,15 +16,9 @@ import {
   type Verdict,
 } from '../../src/index.js';
 import { PassThroughMemory, ScriptedBackend, planOf, reply, submit, toolCall, verdict } from '../../src/testing/index.js';
-import { hang, tempDir, textOf, writeFile } from './helpers.js';
+import { hang, tempDir, textOf, writeFile, collect } from './helpers.js';
 
 const TASK = 'Collect two facts about owls and write owls.md with both.';
-
-function collect(harness: ReturnType<typeof createHarness>): HarnessEvent[] {
-  const events: HarnessEvent[] = [];
-  harness.onAny((e) => events.push(e));
-  return events;
-}
 
 /** Lifecycle event types, without the per-call llm/tool/memory events. */
 function lifecycle(events: readonly HarnessEvent[]): string[] {

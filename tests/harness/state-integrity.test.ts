@@ -1,17 +1,13 @@
 import { mkdir, readFile, writeFile as writeOnDisk } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createHarness, HarnessError, readFileTool, type HarnessEvent } from '../../src/index.js';
+import type { GenerateResult } from '../../src/backend/types.js';
+import { analyzeImageTool, createHarness, HarnessError, readFileTool } from '../../src/index.js';
 import { planOf, reply, ScriptedBackend, submit, toolCall, toolCalls, verdict } from '../../src/testing/index.js';
-import { tempDir, textOf, writeFile } from './helpers.js';
+import { makePng } from '../workspace/support/make-files.js';
+import { tempDir, textOf, writeFile, collect } from './helpers.js';
 
 const TASK = 'Write report.md about rivers, with a chart.';
-
-function collect(harness: ReturnType<typeof createHarness>): HarnessEvent[] {
-  const events: HarnessEvent[] = [];
-  harness.onAny((event) => events.push(event));
-  return events;
-}
 
 describe('state integrity: no file a loop wrote is lost', () => {
   it('a loop that ends with plain text still hands on the files its tools wrote (the verifier sees them)', async () => {
@@ -135,9 +131,10 @@ describe('state integrity: retries and budgets', () => {
   });
 
   it('keeps iterations for the later subtasks, synthesis and a repair when a subtask runs away', async () => {
-    const backend = new ScriptedBackend((request) => {
+    let verifies = 0;
+    const backend = new ScriptedBackend((request): GenerateResult => {
       if (request.purpose === 'plan') return planOf('Runaway', 'Second');
-      if (request.purpose === 'verify') return backend.callsFor('verify').length > 1 ? verdict(true) : verdict(false, ['fix it']);
+      if (request.purpose === 'verify') return (verifies += 1) > 1 ? verdict(true) : verdict(false, ['fix it']);
       if (request.purpose === 'execute' && textOf(request).includes('Subtask 1 of 2')) {
         return toolCall('write_file', { path: 'loop.md', content: 'again' });
       }
@@ -245,5 +242,38 @@ describe('silent losses are reported', () => {
     expect(result.report.warnings).toEqual({ 'answer-save-failed': 1 });
     expect(textOf(backend.callsFor('execute')[1])).toContain('the full answer could not be saved');
     expect(await readFile(path.join(workspace, '.harness/answers'), 'utf8')).toBe('not a directory');
+  });
+});
+
+describe('the window guarantee covers tool model calls', () => {
+  it('analyze_image calls the vision backend under purpose vision: fitted, observed and reported', async () => {
+    const workspace = await tempDir();
+    await writeOnDisk(path.join(workspace, 'chart.png'), makePng(4, 4));
+    const backend = new ScriptedBackend({
+      execute: [toolCall('analyze_image', { path: 'chart.png', question: 'What is shown?' }), submit('seen')],
+    });
+    const vision = new ScriptedBackend({ vision: [reply('A red square.')] }, { contextWindow: 8_000 });
+    const harness = createHarness({ backend, roles: { vision }, tools: [analyzeImageTool()], workspace, decomposition: false, verification: false });
+    const events = collect(harness);
+    const result = await harness.run(TASK);
+    expect(result.status).toBe('succeeded');
+    expect(vision.calls[0]).toMatchObject({ purpose: 'vision', temperature: 1, topP: 0.95, maxOutputTokens: 2_000 });
+    const visionEvents = events.filter((e) => (e.type === 'llm-request' || e.type === 'llm-response') && e.purpose === 'vision');
+    expect(visionEvents.map((e) => e.type)).toEqual(['llm-request', 'llm-response']);
+    expect(result.report.byPurpose.vision).toMatchObject({ calls: 1 });
+  });
+
+  it('a vision request that cannot fit its window is an error observation, not a sent overflow', async () => {
+    const workspace = await tempDir();
+    await writeOnDisk(path.join(workspace, 'chart.png'), makePng(4, 4));
+    const backend = new ScriptedBackend({
+      execute: [toolCall('analyze_image', { path: 'chart.png', question: 'x'.repeat(20_000) }), submit('could not see it')],
+    });
+    const vision = new ScriptedBackend([], { contextWindow: 2_000 });
+    const result = await createHarness({ backend, roles: { vision }, tools: [analyzeImageTool()], workspace, decomposition: false, verification: false }).run(TASK);
+    expect(vision.calls).toHaveLength(0);
+    const observation = backend.callsFor('execute')[1]?.messages.at(-1);
+    expect(observation).toMatchObject({ role: 'tool', isError: true });
+    expect(result.status).toBe('succeeded');
   });
 });

@@ -1,26 +1,16 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import fc from 'fast-check';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Message, ToolSpec } from '../../src/backend/types.js';
 import { ContextOverflowError, HarnessError } from '../../src/errors.js';
+import { reservedOutputTokens } from '../../src/llm/call-model.js';
+import { CALIBRATION_MARGIN } from '../../src/memory/calibration.js';
 import { MemoryManager } from '../../src/memory/memory-manager.js';
 import { splitRounds } from '../../src/memory/rounds.js';
 import { SUMMARY_HEADER } from '../../src/memory/summary-prompt.js';
 import { TokenCounter } from '../../src/memory/token-counter.js';
 import { gptTokenizer } from '../../src/memory/tokenizer.js';
-import { deterministicText, fakeBackend, invocation, quarterTokenizer, round, scopeFor, tempWorkspace } from './helpers.js';
+import { deterministicText, fakeBackend, hostWorkspace, invocation, quarterTokenizer, round, savedLines, scopeFor } from './helpers.js';
 import { expectWellFormed } from './well-formed.js';
-
-const workspaces: Array<{ cleanup(): void }> = [];
-function workspace() {
-  const ws = tempWorkspace();
-  workspaces.push(ws);
-  return ws;
-}
-afterEach(() => {
-  for (const ws of workspaces.splice(0)) ws.cleanup();
-});
 
 const tools: ToolSpec[] = [{ name: 'probe', description: 'probe', inputSchema: { type: 'object' } }];
 const prefix: Message[] = [
@@ -84,7 +74,7 @@ describe('MemoryManager options', () => {
 
 describe('boundObservation', () => {
   it('leaves a short output alone and saves nothing', async () => {
-    const ws = workspace();
+    const ws = hostWorkspace();
     const scope = scopeFor(fakeBackend(32_000), ws);
     const out = await new MemoryManager({ tokenizer: quarterTokenizer }).boundObservation(invocation('small'), scope);
     expect(out).toBe('small');
@@ -92,7 +82,7 @@ describe('boundObservation', () => {
   });
 
   it('cuts generic output head-and-tail, saves the full output and names its path', async () => {
-    const ws = workspace();
+    const ws = hostWorkspace();
     const scope = scopeFor(fakeBackend(32_000), ws);
     const text = deterministicText(1, 20_000);
     const out = await new MemoryManager().boundObservation(invocation(text, 'text', 'call/7'), scope);
@@ -102,7 +92,7 @@ describe('boundObservation', () => {
     const location = /\.harness\/outputs\/subtask-1\.txt lines (\d+)-(\d+)/.exec(out);
     expect(location).not.toBeNull();
     const lines = { start: Number(location![1]), end: Number(location![2]) };
-    expect(savedLines(ws.root, '.harness/outputs/subtask-1.txt', lines)).toBe(text);
+    expect(savedLines(ws, '.harness/outputs/subtask-1.txt', lines)).toBe(text);
     expect(scope.events).toEqual([
       expect.objectContaining({
         type: 'memory-truncate',
@@ -119,7 +109,7 @@ describe('boundObservation', () => {
   });
 
   it('keeps search results as whole snippets', async () => {
-    const ws = workspace();
+    const ws = hostWorkspace();
     const scope = scopeFor(fakeBackend(32_000), ws);
     const results = Array.from({ length: 100 }, (_, i) => ({ title: `T${i}`, url: `https://x/${i}`, snippet: 's'.repeat(200) }));
     const out = await new MemoryManager({ tokenizer: quarterTokenizer }).boundObservation(invocation(JSON.stringify(results), 'search'), scope);
@@ -130,7 +120,7 @@ describe('boundObservation', () => {
   });
 
   it('summarises a long page with the summarize purpose and keeps a raw prefix', async () => {
-    const ws = workspace();
+    const ws = hostWorkspace();
     const summarizer = fakeBackend(32_000, () => 'The page says X is 42.');
     const scope = scopeFor(fakeBackend(32_000), ws, summarizer);
     const page = deterministicText(2, 60_000);
@@ -146,7 +136,7 @@ describe('boundObservation', () => {
 
   it('cuts the page so the summary request and its answer fit a small summariser window', async () => {
     const summarizer = fakeBackend(8_000, () => 'The page says X is 42.');
-    const scope = scopeFor(fakeBackend(32_000), workspace(), summarizer);
+    const scope = scopeFor(fakeBackend(32_000), hostWorkspace(), summarizer);
     const out = await new MemoryManager().boundObservation(invocation(deterministicText(5, 200_000), 'visit'), scope);
     expect(out).toContain('The page says X is 42.');
     const call = summarizer.calls[0]!;
@@ -155,7 +145,7 @@ describe('boundObservation', () => {
   });
 
   it('falls back to head-and-tail when the page summary fails', async () => {
-    const ws = workspace();
+    const ws = hostWorkspace();
     const summarizer = fakeBackend(32_000, () => {
       throw new Error('summarizer down');
     });
@@ -166,7 +156,7 @@ describe('boundObservation', () => {
   });
 
   it('keeps a page under the visit threshold whole', async () => {
-    const ws = workspace();
+    const ws = hostWorkspace();
     const summarizer = fakeBackend(32_000);
     const text = deterministicText(4, 15_000);
     const out = await new MemoryManager().boundObservation(invocation(text, 'visit'), scopeFor(fakeBackend(32_000), ws, summarizer));
@@ -175,7 +165,7 @@ describe('boundObservation', () => {
   });
 
   it('bounds file previews and shares the parser budget across one scope', async () => {
-    const ws = workspace();
+    const ws = hostWorkspace();
     const scope = scopeFor(fakeBackend(32_000), ws);
     const memory = new MemoryManager({ tokenizer: quarterTokenizer, fileParserTokens: 3_000 });
     const first = await memory.boundObservation(invocation('a'.repeat(30_000), 'file', 'f1'), scope);
@@ -189,7 +179,7 @@ describe('boundObservation', () => {
   });
 
   it('charges whole small files to the shared parser budget and keeps the scope within it', async () => {
-    const ws = workspace();
+    const ws = hostWorkspace();
     const scope = scopeFor(fakeBackend(32_000), ws);
     const memory = new MemoryManager({ tokenizer: quarterTokenizer, fileParserTokens: 3_000 });
     const read = (text: string, callId: string, where = scope) => memory.boundObservation(invocation(text, 'file', callId), where);
@@ -217,7 +207,7 @@ describe('fitRequest', () => {
 
   it('returns a dialogue under compressAt × window unchanged', async () => {
     const dialogue = dialogueOf(3, 400);
-    const scope = scopeFor(fakeBackend(32_000), workspace());
+    const scope = scopeFor(fakeBackend(32_000), hostWorkspace());
     await expect(memory.fitRequest({ messages: dialogue, tools, protectedCount: 2 }, scope)).resolves.toBe(dialogue);
     expect(scope.events).toEqual([]);
   });
@@ -225,7 +215,7 @@ describe('fitRequest', () => {
   it('summarises earlier rounds behind the prefix and keeps the last rounds verbatim', async () => {
     const dialogue = dialogueOf(20, 8_000);
     const backend = fakeBackend(32_000, () => 'Did 17 probes; found nothing.');
-    const scope = scopeFor(backend, workspace());
+    const scope = scopeFor(backend, hostWorkspace());
     const fitted = await memory.fitRequest({ messages: dialogue, tools, protectedCount: 2 }, scope);
     expect(fitted.slice(0, 2)).toEqual(prefix);
     expect(fitted[2]).toEqual({ role: 'user', content: `${SUMMARY_HEADER}\nDid 17 probes; found nothing.` });
@@ -241,7 +231,7 @@ describe('fitRequest', () => {
   it('prunes deterministically when the summary fails', async () => {
     const dialogue = dialogueOf(20, 8_000);
     const backend = fakeBackend(32_000, () => '');
-    const scope = scopeFor(backend, workspace());
+    const scope = scopeFor(backend, hostWorkspace());
     const fitted = await memory.fitRequest({ messages: dialogue, tools, protectedCount: 2 }, scope);
     expect(memory.countRequest(fitted, tools)).toBeLessThanOrEqual(0.9 * 32_000);
     expect(scope.events).toContainEqual(expect.objectContaining({ type: 'memory-prune', reason: 'summary-failed' }));
@@ -250,7 +240,7 @@ describe('fitRequest', () => {
 
   it('prunes when the kept rounds alone exceed the emergency limit', async () => {
     const dialogue = dialogueOf(5, 45_000);
-    const scope = scopeFor(fakeBackend(32_000), workspace());
+    const scope = scopeFor(fakeBackend(32_000), hostWorkspace());
     const fitted = await memory.fitRequest({ messages: dialogue, tools, protectedCount: 2 }, scope);
     expect(memory.countRequest(fitted, tools)).toBeLessThanOrEqual(0.95 * 32_000);
     expect(scope.events.map((e) => e.type)).toEqual(['llm-request', 'llm-response', 'memory-compress', 'memory-prune']);
@@ -259,18 +249,25 @@ describe('fitRequest', () => {
 
   it('throws ContextOverflowError naming the sizes when the last round cannot fit', async () => {
     const dialogue = dialogueOf(2, 200_000);
-    const scope = scopeFor(fakeBackend(32_000), workspace());
+    const scope = scopeFor(fakeBackend(32_000), hostWorkspace());
     const error = await memory.fitRequest({ messages: dialogue, tools, protectedCount: 2 }, scope).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ContextOverflowError);
-    expect((error as ContextOverflowError).budgetTokens).toBe(30_400);
+    // min(0.95 × 32 000, 32 000 − the default reserve of 8 000 output tokens)
+    expect((error as ContextOverflowError).budgetTokens).toBe(24_000);
     expect((error as ContextOverflowError).requestTokens).toBeGreaterThan(50_000);
-    expect((error as Error).message).toContain('30400');
+    expect((error as Error).message).toContain('the limit is 24000 tokens');
+    expect((error as Error).message).toContain('8000 tokens reserved for the answer');
+    const small = await memory
+      .fitRequest({ messages: dialogue, tools, protectedCount: 2, maxOutputTokens: 1_000 }, scope)
+      .catch((e: unknown) => e);
+    expect((small as ContextOverflowError).budgetTokens).toBe(30_400);
+    expect((small as Error).message).toContain('1000 tokens reserved for the answer');
   });
 
   it('prunes instead when the summary is longer than the rounds it replaces', async () => {
     // One small old round and three large recent ones: a 8 000-char summary would grow the dialogue.
     const dialogue = [...prefix, ...round('r0', ['o'.repeat(400)]), ...Array.from({ length: 3 }, (_, i) => round(`r${i + 1}`, ['o'.repeat(38_500)])).flat()];
-    const scope = scopeFor(fakeBackend(32_000, () => 's'.repeat(8_000)), workspace());
+    const scope = scopeFor(fakeBackend(32_000, () => 's'.repeat(8_000)), hostWorkspace());
     const before = memory.countRequest(dialogue, tools);
     expect(before).toBeGreaterThan(0.9 * 32_000);
     const fitted = await memory.fitRequest({ messages: dialogue, tools, protectedCount: 2 }, scope);
@@ -282,7 +279,7 @@ describe('fitRequest', () => {
 
   it('pruneAfterOverflow always sends less than the rejected request, even one well under the window', () => {
     const dialogue = dialogueOf(6, 8_000);
-    const scope = scopeFor(fakeBackend(128_000), workspace());
+    const scope = scopeFor(fakeBackend(128_000), hostWorkspace());
     const rejected = memory.countRequest(dialogue, tools);
     expect(rejected).toBeLessThan(0.5 * 128_000);
     const pruned = memory.pruneAfterOverflow({ messages: dialogue, tools, protectedCount: 2 }, scope);
@@ -293,14 +290,14 @@ describe('fitRequest', () => {
 
   it('pruneAfterOverflow prunes to 0.8 × window', () => {
     const dialogue = dialogueOf(10, 10_000);
-    const scope = scopeFor(fakeBackend(32_000), workspace());
+    const scope = scopeFor(fakeBackend(32_000), hostWorkspace());
     const pruned = memory.pruneAfterOverflow({ messages: dialogue, tools, protectedCount: 2 }, scope);
     expect(memory.countRequest(pruned, tools)).toBeLessThanOrEqual(0.8 * 32_000);
     expect(scope.events).toEqual([expect.objectContaining({ type: 'memory-prune', reason: 'context-length-error' })]);
   });
 
   it('ages old observations to digests naming the saved output', async () => {
-    const ws = workspace();
+    const ws = hostWorkspace();
     const scope = scopeFor(fakeBackend(128_000), ws);
     const aging = new MemoryManager({ tokenizer: quarterTokenizer, observationAging: { keepRecentRounds: 1 } });
     const dialogue = [...prefix];
@@ -312,18 +309,13 @@ describe('fitRequest', () => {
     const fitted = await aging.fitRequest({ messages: dialogue, tools, protectedCount: 2 }, scope);
     const digest = (message: Message | undefined) => {
       const match = /full output: (\S+) lines (\d+)-(\d+)/.exec(String(message?.content));
-      return match ? savedLines(ws.root, match[1]!, { start: Number(match[2]), end: Number(match[3]) }) : undefined;
+      return match ? savedLines(ws, match[1]!, { start: Number(match[2]), end: Number(match[3]) }) : undefined;
     };
     expect(digest(fitted[3])).toBe('output 0 '.repeat(100));
     expect(digest(fitted[5])).toBe('output 1 '.repeat(100));
     expect(fitted[7]).toBe(dialogue[7]);
   });
 });
-
-/** The given lines of a saved-output log, joined: what `read_file` with startLine/endLine shows the model. */
-function savedLines(root: string, path: string, lines: { start: number; end: number }): string {
-  return readFileSync(join(root, path), 'utf8').split('\n').slice(lines.start - 1, lines.end).join('\n');
-}
 
 describe('fitRequest properties', () => {
   const summaryArb = fc.oneof(fc.constant('fail'), fc.integer({ min: 1, max: 20_000 }));
@@ -339,53 +331,70 @@ describe('fitRequest properties', () => {
     .record({ compressAt: fc.double({ min: 0.5, max: 0.95, noNaN: true }), headroom: fc.double({ min: 0, max: 0.05, noNaN: true }), keepRecentRounds: fc.integer({ min: 1, max: 4 }) })
     .map(({ compressAt, headroom, keepRecentRounds }) => ({ compressAt, emergencyAt: Math.min(1, compressAt + headroom), keepRecentRounds }));
 
-  it('never returns a request over emergencyAt × window and keeps the structure', async () => {
+  // What the provider counts, as a multiple of the test tokenizer: its usage reports calibrate the manager first.
+  const providerRatioArb = fc.oneof(fc.constant(1), fc.double({ min: 0.7, max: 1.5, noNaN: true }));
+  const reserveArb = fc.option(fc.integer({ min: 0, max: 4_000 }), { nil: undefined });
+
+  it('never returns a request over the hard limit as the provider counts it, and keeps the structure', async () => {
     const seen = { compress: 0, prune: 0 };
     await fc.assert(
-      fc.asyncProperty(dialogueArb, summaryArb, fc.constantFrom(8_000, 32_000, 128_000), optionsArb, async (specs, summary, window, options) => {
-        const dialogue: Message[] = [...prefix];
-        specs.forEach((spec, r) => {
-          const calls = spec.outputs.map((_, i) => ({ id: `c${r}-${i}`, name: 'probe', arguments: '{}' }));
-          dialogue.push({ role: 'assistant', content: `r${r} ${'t'.repeat(spec.reasoning)}`, ...(calls.length ? { toolCalls: calls } : {}) });
-          spec.outputs.forEach((size, i) => dialogue.push({ role: 'tool', toolCallId: `c${r}-${i}`, toolName: 'probe', content: 'o'.repeat(size) }));
-        });
-        const backend = fakeBackend(window, () => {
-          if (summary === 'fail') throw new Error('no summary');
-          return 's'.repeat(summary);
-        });
-        const memory = new MemoryManager({ tokenizer: quarterTokenizer, ...options });
-        // A counter of its own: a stale or partial count inside the manager must not hide an oversized request.
-        const independent = new TokenCounter(quarterTokenizer);
-        const ws = tempWorkspace();
-        const scope = scopeFor(backend, ws);
-        const rounds = splitRounds(dialogue, 2).rounds;
-        const isSummary = (m: Message) => typeof m.content === 'string' && m.content.startsWith(SUMMARY_HEADER);
-        try {
-          const fitted = await memory.fitRequest({ messages: dialogue, tools, protectedCount: 2 }, scope);
-          expect(independent.request(fitted, tools)).toBeLessThanOrEqual(options.emergencyAt * window);
-          expectWellFormed(dialogue, fitted, 2, isSummary);
-          const summaryMessage = fitted.find(isSummary);
-          expect((summaryMessage?.content.length ?? 0) - SUMMARY_HEADER.length).toBeLessThanOrEqual(8_002);
-          // The last round is always kept as it was; after a compression alone, the last keepRecentRounds rounds are.
-          const pruned = scope.events.some((e) => e.type === 'memory-prune');
-          const verbatim = (pruned ? rounds.slice(-1) : rounds.slice(-options.keepRecentRounds)).flat();
-          const tail = fitted.slice(fitted.length - verbatim.length);
-          verbatim.forEach((message, i) => expect(tail[i]).toBe(message));
-          // The summariser's own requests fit its window too, with room for the answer it is allowed.
-          for (const call of backend.calls) {
-            expect(independent.request(call.messages, []) + (call.maxOutputTokens ?? 0)).toBeLessThanOrEqual(window);
+      fc.asyncProperty(
+        dialogueArb,
+        summaryArb,
+        fc.constantFrom(8_000, 32_000, 128_000),
+        optionsArb,
+        providerRatioArb,
+        reserveArb,
+        async (specs, summary, window, options, providerRatio, maxOutputTokens) => {
+          const dialogue: Message[] = [...prefix];
+          specs.forEach((spec, r) => {
+            const calls = spec.outputs.map((_, i) => ({ id: `c${r}-${i}`, name: 'probe', arguments: '{}' }));
+            dialogue.push({ role: 'assistant', content: `r${r} ${'t'.repeat(spec.reasoning)}`, ...(calls.length ? { toolCalls: calls } : {}) });
+            spec.outputs.forEach((size, i) => dialogue.push({ role: 'tool', toolCallId: `c${r}-${i}`, toolName: 'probe', content: 'o'.repeat(size) }));
+          });
+          const backend = fakeBackend(window, () => {
+            if (summary === 'fail') throw new Error('no summary');
+            return 's'.repeat(summary);
+          });
+          const memory = new MemoryManager({ tokenizer: quarterTokenizer, ...options });
+          const reported = Math.round(10_000 * providerRatio);
+          if (providerRatio !== 1) memory.observeUsage(backend, 10_000, { inputTokens: reported, outputTokens: 0 });
+          const factor = providerRatio === 1 ? 1 : (reported / 10_000) * CALIBRATION_MARGIN;
+          // A counter of its own: a stale or partial count inside the manager must not hide an oversized request.
+          const independent = new TokenCounter(quarterTokenizer);
+          const providerCount = (messages: Message[], specs: ToolSpec[]) => independent.request(messages, specs) * (reported / 10_000);
+          const reserve = maxOutputTokens ?? reservedOutputTokens(window);
+          const limit = Math.min(Math.floor(options.emergencyAt * window), window - reserve);
+          const scope = scopeFor(backend, hostWorkspace());
+          const rounds = splitRounds(dialogue, 2).rounds;
+          const isSummary = (m: Message) => typeof m.content === 'string' && m.content.startsWith(SUMMARY_HEADER);
+          try {
+            const fitted = await memory.fitRequest({ messages: dialogue, tools, protectedCount: 2, maxOutputTokens }, scope);
+            expect(providerCount(fitted, tools)).toBeLessThanOrEqual(limit);
+            expect(providerCount(fitted, tools) + reserve).toBeLessThanOrEqual(window);
+            expectWellFormed(dialogue, fitted, 2, isSummary);
+            const summaryMessage = fitted.find(isSummary);
+            expect((summaryMessage?.content.length ?? 0) - SUMMARY_HEADER.length).toBeLessThanOrEqual(8_002);
+            // The last round is always kept as it was; after a compression alone, the last keepRecentRounds rounds are.
+            const pruned = scope.events.some((e) => e.type === 'memory-prune');
+            const verbatim = (pruned ? rounds.slice(-1) : rounds.slice(-options.keepRecentRounds)).flat();
+            const tail = fitted.slice(fitted.length - verbatim.length);
+            verbatim.forEach((message, i) => expect(tail[i]).toBe(message));
+            // The summariser's own requests fit its window too, with room for the answer it is allowed.
+            for (const call of backend.calls) {
+              expect(providerCount(call.messages, []) + (call.maxOutputTokens ?? 0)).toBeLessThanOrEqual(window);
+            }
+          } catch (error) {
+            expect(error).toBeInstanceOf(ContextOverflowError);
+            const lastAssistant = dialogue.findLastIndex((m, i) => i >= 2 && m.role === 'assistant');
+            const floor = independent.request([...prefix, ...(lastAssistant >= 0 ? dialogue.slice(lastAssistant) : [])], tools);
+            expect(Math.ceil(floor * factor)).toBeGreaterThan(limit);
+          } finally {
+            seen.compress += scope.events.filter((e) => e.type === 'memory-compress').length;
+            seen.prune += scope.events.filter((e) => e.type === 'memory-prune').length;
           }
-        } catch (error) {
-          expect(error).toBeInstanceOf(ContextOverflowError);
-          const lastAssistant = dialogue.findLastIndex((m, i) => i >= 2 && m.role === 'assistant');
-          const floor = independent.request([...prefix, ...(lastAssistant >= 0 ? dialogue.slice(lastAssistant) : [])], tools);
-          expect(floor).toBeGreaterThan(options.emergencyAt * window);
-        } finally {
-          ws.cleanup();
-          seen.compress += scope.events.filter((e) => e.type === 'memory-compress').length;
-          seen.prune += scope.events.filter((e) => e.type === 'memory-prune').length;
-        }
-      }),
+        },
+      ),
       { numRuns: 200 },
     );
     // The generated dialogues must actually exercise both mechanisms.

@@ -6,6 +6,8 @@ import {
   REQUEST_OVERHEAD_TOKENS,
   TOOL_SPEC_OVERHEAD_TOKENS,
   TokenCounter,
+  calibrate,
+  uncalibrated,
 } from '../../src/memory/token-counter.js';
 import { gptTokenizer } from '../../src/memory/tokenizer.js';
 
@@ -46,6 +48,31 @@ describe('TokenCounter', () => {
     const calibrated = new TokenCounter({ count: (text) => text.length }, 1.5);
     const message: Message = { role: 'user', content: 'x'.repeat(100) };
     expect(calibrated.message(message)).toBe(Math.ceil(plain.message(message) * 1.5));
+  });
+});
+
+describe('TokenCounter factors', () => {
+  it('applies a factor to the whole request once, and keeps one cache for every factor', () => {
+    const tokenizer = countingTokenizer();
+    const counter = new TokenCounter(tokenizer);
+    const messages: Message[] = Array.from({ length: 10 }, (_, i) => ({ role: 'user', content: `${i}`.repeat(7) }));
+    const raw = counter.request(messages, []);
+    const tokenized = tokenizer.seen.length;
+    // Rounded once for the request, not once per message (which would add up to ten extra tokens here).
+    expect(counter.request(messages, [], 1.05)).toBe(Math.ceil(raw * 1.05));
+    expect(counter.request(messages, [], 1.3)).toBe(Math.ceil(raw * 1.3));
+    expect(counter.message(messages[0]!, 2)).toBe(2 * counter.message(messages[0]!));
+    expect(tokenizer.seen.length).toBe(tokenized);
+  });
+
+  it('inverts a factor for budgets: the largest raw count whose calibrated count stays within the limit', () => {
+    for (const factor of [1, 1.05, 1.1, 1.3, 1.365, 0.7, 2.5]) {
+      for (const limit of [0, 1, 999, 24_000, 121_808]) {
+        const raw = uncalibrated(limit, factor);
+        expect(calibrate(raw, factor)).toBeLessThanOrEqual(limit);
+        expect(calibrate(raw + 1, factor)).toBeGreaterThan(limit);
+      }
+    }
   });
 });
 

@@ -1,12 +1,36 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ContextOverflowError } from '../../src/errors.js';
 import type { EventInput } from '../../src/events.js';
+import { createHarness } from '../../src/harness/harness.js';
+import { estimateRequestTokens, type RequestFitter } from '../../src/llm/call-model.js';
 import { Planner } from '../../src/planner/planner.js';
-import { planOf, reply } from '../../src/testing/replies.js';
+import { planOf, reply, submit } from '../../src/testing/replies.js';
 import { ScriptedBackend } from '../../src/testing/scripted-backend.js';
+import { LocalWorkspace } from '../../src/workspace/local-workspace.js';
+
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'planner-test-'));
+  dirs.push(dir);
+  return dir;
+}
+
+function userText(backend: ScriptedBackend, index = 0): string {
+  return String(backend.calls[index]?.messages[1]?.content);
+}
 
 describe('Planner', () => {
   it('returns ids in plan order, sets purpose plan and emits request/response events', async () => {
-    const backend = new ScriptedBackend({ plan: [planOf('Find', { title: 'Write', objective: 'write it', expectedOutput: 'out.md' })] });
+    const backend = new ScriptedBackend({
+      plan: [planOf('Find', { title: 'Write', objective: 'write it', expectedOutput: 'out.md' })],
+    });
     const events: EventInput[] = [];
     const outcome = await new Planner({ backend, emit: (e) => events.push(e) }).plan({
       request: 'Do the thing',
@@ -37,5 +61,92 @@ describe('Planner', () => {
   it('rejects an invalid maxSubtasks', async () => {
     const planner = new Planner({ backend: new ScriptedBackend([]) });
     await expect(planner.plan({ request: 'x', maxSubtasks: 0 })).rejects.toMatchObject({ code: 'invalid-input' });
+  });
+
+  it('rejects bad preview options', () => {
+    expect(() => new Planner({ backend: new ScriptedBackend([]), previewBudgetChars: 0 })).toThrow(
+      /previewBudgetChars/,
+    );
+  });
+});
+
+describe('Planner: attachment previews', () => {
+  it('shows bounded previews of the attachments when given the workspace', async () => {
+    const workspace = await LocalWorkspace.create({ dir: await tempDir() });
+    await workspace.writeFile('attachments/brief.md', `BRIEF-START ${'requirement '.repeat(2_000)}`, {
+      tool: 'intake',
+    });
+    await workspace.writeFile('attachments/data.csv', 'region,revenue\nnorth,100\n', { tool: 'intake' });
+    const backend = new ScriptedBackend({ plan: [planOf('a')] });
+    await new Planner({ backend, previewChars: 1_000 }).plan({
+      request: 'Summarise the brief',
+      attachments: ['attachments/brief.md', 'attachments/data.csv', 'attachments/gone.txt'],
+      workspace,
+    });
+    const text = userText(backend);
+    expect(text).toContain('BRIEF-START');
+    expect(text).toContain('| north | 100 |');
+    expect(text).toContain('### attachments/gone.txt\n(attachment not found in the workspace)');
+    expect(text.match(/requirement/g)!.length).toBeLessThan(100);
+    expect(text).not.toContain('shortened');
+  });
+
+  it('lists only the names without a workspace', async () => {
+    const backend = new ScriptedBackend({ plan: [planOf('a')] });
+    await new Planner({ backend }).plan({ request: 'r', attachments: ['attachments/a.pdf'] });
+    expect(userText(backend)).toContain('- attachments/a.pdf');
+    expect(userText(backend)).not.toContain('FILE PREVIEW');
+  });
+
+  it('shrinks the previews until the request fits, down to names only', async () => {
+    const workspace = await LocalWorkspace.create({ dir: await tempDir() });
+    for (const name of ['a', 'b', 'c']) {
+      await workspace.writeFile(`attachments/${name}.md`, `${name.toUpperCase()}-CONTENT ${'text '.repeat(3_000)}`, {
+        tool: 'intake',
+      });
+    }
+    const seen: number[] = [];
+    const fit: RequestFitter = async (messages) => {
+      const tokens = estimateRequestTokens(messages, []);
+      seen.push(tokens);
+      if (tokens > 2_500)
+        throw new ContextOverflowError(`needs ${tokens}`, { requestTokens: tokens, budgetTokens: 2_500 });
+      return messages;
+    };
+    const backend = new ScriptedBackend({ plan: [planOf('a')] });
+    const outcome = await new Planner({ backend, fit }).plan({
+      request: 'r',
+      attachments: ['attachments/a.md', 'attachments/b.md', 'attachments/c.md'],
+      workspace,
+    });
+    expect(outcome.subtasks).toHaveLength(1);
+    expect(seen.length).toBeGreaterThan(1);
+    expect(seen.at(-1)).toBeLessThanOrEqual(2_500);
+    expect(userText(backend)).toContain("The previews were shortened to fit the model's context window.");
+
+    const tiny = new ScriptedBackend({ plan: [planOf('a')] }, { contextWindow: 800 });
+    await new Planner({ backend: tiny }).plan({ request: 'r', attachments: ['attachments/a.md'], workspace });
+    expect(userText(tiny)).toContain('### attachments/a.md\n(preview left out');
+  });
+
+  it('fails with a ContextOverflowError only when the request itself cannot fit', async () => {
+    const backend = new ScriptedBackend({ plan: [planOf('a')] }, { contextWindow: 2_000 });
+    await expect(new Planner({ backend }).plan({ request: 'word '.repeat(10_000) })).rejects.toMatchObject({
+      code: 'context-overflow',
+      message: expect.stringMatching(/The plan request cannot fit the 2000-token context window/),
+    });
+    expect(backend.calls).toHaveLength(0);
+  });
+
+  it('sees the attachments of a run through createHarness', async () => {
+    const source = path.join(await tempDir(), 'brief.txt');
+    await writeFile(source, 'ATTACHED-BRIEF: metric units only');
+    const backend = new ScriptedBackend({ plan: [planOf('Do it')], execute: [submit('done')] });
+    const result = await createHarness({ backend, workspace: await tempDir(), verification: false }).run({
+      task: 'Follow the brief',
+      attachments: [source],
+    });
+    expect(result.status).toBe('succeeded');
+    expect(userText(backend)).toContain('ATTACHED-BRIEF: metric units only');
   });
 });

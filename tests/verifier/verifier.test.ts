@@ -20,7 +20,9 @@ const origin = { tool: 'host' };
 describe('Verifier used on its own', () => {
   it('judges a host deliverable by the content of its files', async () => {
     await workspace.writeFile('report.md', '# Report\nREPORT-BODY with numbers', origin);
-    const backend = new ScriptedBackend({ verify: [verdict(false, [{ description: 'No summary table', artifact: 'report.md' }])] });
+    const backend = new ScriptedBackend({
+      verify: [verdict(false, [{ description: 'No summary table', artifact: 'report.md' }])],
+    });
     const result = await new Verifier({ backend }).verify({
       request: 'Write report.md with a summary table',
       deliverable: { answer: 'See report.md', files: ['report.md'] },
@@ -31,6 +33,8 @@ describe('Verifier used on its own', () => {
       status: 'failed',
       passed: false,
       defects: [{ description: 'No summary table', artifact: 'report.md' }],
+      imagesSeen: 0,
+      imagesSkipped: 0,
     });
     const prompt = JSON.stringify(backend.calls[0]!.messages);
     expect(prompt).toContain('REPORT-BODY with numbers');
@@ -77,7 +81,11 @@ describe('Verifier used on its own', () => {
 
   it('does not let a model pass a deliverable while it lists defects', async () => {
     const backend = new ScriptedBackend({ verify: [verdict(true, ['typo in title'])] });
-    const result = await new Verifier({ backend }).verify({ request: 'r', deliverable: { answer: 'x', files: [] }, workspace });
+    const result = await new Verifier({ backend }).verify({
+      request: 'r',
+      deliverable: { answer: 'x', files: [] },
+      workspace,
+    });
     expect(result).toMatchObject({ status: 'failed', passed: false });
   });
 

@@ -1,10 +1,14 @@
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmod, link, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { existsSync, readdirSync, readlinkSync } from 'node:fs';
+import { chmod, link, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { HarnessError } from '../../src/errors.js';
-import { LocalWorkspace } from '../../src/workspace/index.js';
+import { APPEND_IDLE_CLOSE_MS } from '../../src/workspace/append-files.js';
+import { LocalWorkspace, type Workspace } from '../../src/workspace/index.js';
 
 let base: string;
 let outside: string;
@@ -34,6 +38,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
+  await workspace.dispose();
   await rm(base, { recursive: true, force: true });
 });
 
@@ -295,5 +300,116 @@ describe('copyIn', () => {
     const error = await workspace.copyIn(path.join(base, 'missing.pdf'), 'attachments/x.pdf').catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'invalid-input' });
     expect((error as Error).message).toMatch(/Cannot read the file to copy/);
+  });
+});
+
+describe('appendFile', () => {
+  const origin = { tool: 'harness', scope: 'subtask-1' };
+
+  it('creates the file and its directories, appends, reports the size, and records no artifact', async () => {
+    expect(await workspace.appendFile('.harness/outputs/subtask-1.txt', 'one\n', origin)).toEqual({ size: 4 });
+    expect(await workspace.appendFile('.harness/outputs/subtask-1.txt', Buffer.from('twö\n'), origin)).toEqual({ size: 9 });
+    expect(await readFile(path.join(workspace.root, '.harness/outputs/subtask-1.txt'), 'utf8')).toBe('one\ntwö\n');
+    expect(workspace.artifacts()).toEqual([]);
+  });
+
+  it('is part of the Workspace contract, with copyIn', async () => {
+    const contract: Workspace = workspace;
+    await contract.appendFile('log.txt', 'x', origin);
+    expect(await contract.copyIn(path.join(outside, 'secret.txt'), 'attachments/secret.txt', { tool: 'intake' })).toBe(
+      'attachments/secret.txt',
+    );
+    expect((await contract.readFile('attachments/secret.txt')).toString()).toBe('top secret');
+  });
+
+  it('refuses paths outside the workspace, as writeFile does', async () => {
+    await expectRefused(workspace.appendFile('../outside/secret.txt', 'x', origin), /"\.\." segments/);
+    await expectRefused(workspace.appendFile(path.join(outside, 'secret.txt'), 'x', origin), /absolute/);
+    await symlink(outside, path.join(workspace.root, 'out'));
+    await expectRefused(workspace.appendFile('out/secret.txt', 'x', origin), /"out" is a symbolic link/);
+    await symlink(path.join(outside, 'secret.txt'), path.join(workspace.root, 'secret-link'));
+    await expectRefused(workspace.appendFile('secret-link', 'x', origin), /symbolic link that points outside/);
+    expect(await readFile(path.join(outside, 'secret.txt'), 'utf8')).toBe('top secret');
+  });
+
+  it('does not follow a symbolic link as the file itself, even one that stays inside', async () => {
+    await workspace.writeFile('notes/real.txt', 'keep', { tool: 't' });
+    await symlink(path.join(workspace.root, 'notes/real.txt'), path.join(workspace.root, 'notes/link.txt'));
+    const error = await workspace.appendFile('notes/link.txt', 'appended', origin).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'invalid-input' });
+    expect((error as Error).message).toContain('"notes/link.txt" is a symbolic link');
+    expect(await readFile(path.join(workspace.root, 'notes/real.txt'), 'utf8')).toBe('keep');
+  });
+
+  it('follows a symbolic link to a directory inside the workspace, as writeFile does', async () => {
+    await mkdir(path.join(workspace.root, 'real'));
+    await symlink(path.join(workspace.root, 'real'), path.join(workspace.root, 'alias'));
+    await workspace.appendFile('alias/log.txt', 'via alias\n', origin);
+    expect(await readFile(path.join(workspace.root, 'real/log.txt'), 'utf8')).toBe('via alias\n');
+  });
+
+  it('appends to whatever file its path names now, when the kept file was moved away and replaced', async () => {
+    await workspace.appendFile('logs/run.txt', 'first\n', origin);
+    await rename(path.join(workspace.root, 'logs/run.txt'), path.join(workspace.root, 'logs/moved.txt'));
+    await writeFile(path.join(workspace.root, 'logs/run.txt'), 'replaced\n');
+    expect(await workspace.appendFile('logs/run.txt', 'second\n', origin)).toEqual({ size: 16 });
+    expect(await readFile(path.join(workspace.root, 'logs/run.txt'), 'utf8')).toBe('replaced\nsecond\n');
+    expect(await readFile(path.join(workspace.root, 'logs/moved.txt'), 'utf8')).toBe('first\n');
+  });
+
+  it('refuses the next append when the kept file was replaced by a link, or its directory by one leading outside', async () => {
+    await workspace.appendFile('logs/run.txt', 'first\n', origin);
+    await rm(path.join(workspace.root, 'logs/run.txt'));
+    await symlink(path.join(outside, 'secret.txt'), path.join(workspace.root, 'logs/run.txt'));
+    await expectRefused(workspace.appendFile('logs/run.txt', 'x', origin), /symbolic link that points outside/);
+
+    await workspace.appendFile('deep/dir/run.txt', 'first\n', origin);
+    await rename(path.join(workspace.root, 'deep'), path.join(outside, 'deep'));
+    await symlink(path.join(outside, 'deep'), path.join(workspace.root, 'deep'));
+    await expectRefused(workspace.appendFile('deep/dir/run.txt', 'x', origin), /"deep" is a symbolic link/);
+    expect(await readFile(path.join(outside, 'deep/dir/run.txt'), 'utf8')).toBe('first\n');
+    expect(await readFile(path.join(outside, 'secret.txt'), 'utf8')).toBe('top secret');
+  });
+
+  it.runIf(existsSync('/proc/self/fd'))('keeps a file open between appends, closing it when idle and on dispose', async () => {
+    const log = path.join(workspace.root, 'logs/run.txt');
+    const openCount = () => readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`) === log;
+      } catch {
+        return false;
+      }
+    }).length;
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      await workspace.appendFile('logs/run.txt', 'a', origin);
+      await workspace.appendFile('logs/run.txt', 'b', origin);
+      expect(openCount()).toBe(1);
+      vi.advanceTimersByTime(APPEND_IDLE_CLOSE_MS);
+      expect(openCount()).toBe(0);
+      await workspace.appendFile('logs/run.txt', 'c', origin);
+      expect(openCount()).toBe(1);
+      await workspace.dispose();
+      expect(openCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(await readFile(log, 'utf8')).toBe('abc');
+  });
+
+  it('refuses a directory, a FIFO and a socket without blocking or writing', async () => {
+    await mkdir(path.join(workspace.root, 'dir'));
+    execFileSync('mkfifo', [path.join(workspace.root, 'pipe')]);
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(path.join(workspace.root, 'sock'), resolve));
+    try {
+      for (const name of ['dir', 'pipe', 'sock']) {
+        const error = await workspace.appendFile(name, 'x', origin).catch((e: unknown) => e);
+        expect(error, name).toMatchObject({ code: 'invalid-input' });
+        expect((error as Error).message).toContain(`"${name}" is not a regular file`);
+      }
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

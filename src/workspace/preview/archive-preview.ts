@@ -1,5 +1,3 @@
-import JSZip from 'jszip';
-import { list } from 'tar';
 import { formatBytes } from './bounded-text.js';
 import type { FormatPreview } from './format-preview.js';
 
@@ -13,6 +11,7 @@ function summarize(entries: string[], total: number): FormatPreview {
 
 /** The entry list of a ZIP archive (only the central directory is read; nothing is extracted). */
 export async function previewZip(data: Uint8Array): Promise<FormatPreview> {
+  const { default: JSZip } = await import('jszip');
   const zip = await JSZip.loadAsync(data);
   const names = Object.keys(zip.files);
   return summarize(names.slice(0, MAX_ENTRIES), names.length);
@@ -20,6 +19,7 @@ export async function previewZip(data: Uint8Array): Promise<FormatPreview> {
 
 /** The entry list of a tar archive, gzip-compressed or not, with sizes. */
 export async function previewTar(absPath: string): Promise<FormatPreview> {
+  const { list } = await import('tar');
   const entries: string[] = [];
   let total = 0;
   await list({

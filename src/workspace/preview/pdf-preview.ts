@@ -1,8 +1,8 @@
-import { extractText, getDocumentProxy } from 'unpdf';
 import type { FormatPreview } from './format-preview.js';
 
 /** Page count and page-by-page text of a PDF. */
 export async function previewPdf(data: Uint8Array, maxChars: number): Promise<FormatPreview> {
+  const { extractText, getDocumentProxy } = await import('unpdf');
   // pdf.js takes ownership of the buffer it is given, so it gets a copy.
   const document = await getDocumentProxy(new Uint8Array(data));
   try {

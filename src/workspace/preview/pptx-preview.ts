@@ -1,16 +1,14 @@
-import { DOMParser } from '@xmldom/xmldom';
-import JSZip from 'jszip';
+import type { DOMParser } from '@xmldom/xmldom';
+import type JSZip from 'jszip';
 import path from 'node:path';
 import type { FormatPreview } from './format-preview.js';
 
 const SLIDE_PATH = /^ppt\/slides\/slide(\d+)\.xml$/;
 
-function parseXml(text: string) {
-  return new DOMParser().parseFromString(text, 'text/xml');
-}
+type ParseXml = (text: string) => ReturnType<DOMParser['parseFromString']>;
 
 /** Slide paths in presentation order (from `presentation.xml`), falling back to the numbers in the file names. */
-async function slideOrder(zip: JSZip): Promise<string[]> {
+async function slideOrder(zip: JSZip, parseXml: ParseXml): Promise<string[]> {
   const byNumber = Object.keys(zip.files)
     .filter((name) => SLIDE_PATH.test(name))
     .sort((a, b) => Number(SLIDE_PATH.exec(a)?.[1]) - Number(SLIDE_PATH.exec(b)?.[1]));
@@ -34,7 +32,7 @@ async function slideOrder(zip: JSZip): Promise<string[]> {
   return ordered.length > 0 ? ordered : byNumber;
 }
 
-function slideText(xml: string): string {
+function slideText(xml: string, parseXml: ParseXml): string {
   const paragraphs = parseXml(xml).getElementsByTagName('a:p');
   const lines: string[] = [];
   for (let index = 0; index < paragraphs.length; index += 1) {
@@ -48,14 +46,16 @@ function slideText(xml: string): string {
 
 /** Slide-by-slide text of a PowerPoint presentation. */
 export async function previewPptx(data: Uint8Array, maxChars: number): Promise<FormatPreview> {
+  const [{ DOMParser }, { default: JSZip }] = await Promise.all([import('@xmldom/xmldom'), import('jszip')]);
+  const parseXml: ParseXml = (text) => new DOMParser().parseFromString(text, 'text/xml');
   const zip = await JSZip.loadAsync(data);
-  const slides = await slideOrder(zip);
+  const slides = await slideOrder(zip, parseXml);
   const parts: string[] = [];
   let length = 0;
   for (const [index, slide] of slides.entries()) {
     if (length > maxChars) break;
     const xml = await zip.file(slide)?.async('string');
-    const text = xml ? slideText(xml) : '';
+    const text = xml ? slideText(xml, parseXml) : '';
     const part = `--- slide ${index + 1} ---\n${text === '' ? '(no text)' : text}`;
     parts.push(part);
     length += part.length + 1;

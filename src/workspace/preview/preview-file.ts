@@ -26,8 +26,8 @@ export interface PreviewOptions {
 
 /** Text files up to this size are read whole (line and row counts); larger ones only from the start. */
 const TEXT_SCAN_BYTES = 16 * 1024 * 1024;
-/** Documents, workbooks, slides and ZIP archives above this size are not parsed. */
-const PARSE_LIMIT_BYTES = 64 * 1024 * 1024;
+/** Documents, workbooks, slides and ZIP archives above this size are not parsed. @internal */
+export const PARSE_LIMIT_BYTES = 64 * 1024 * 1024;
 const SNIFF_BYTES = 4096;
 const MAX_DIRECTORY_ENTRIES = 200;
 

@@ -31,10 +31,10 @@ describe('analyze_image', () => {
     expect(() => analyzeImageTool({ maxBytes: 1.5 })).toThrowError(expect.objectContaining({ code: 'invalid-options' }));
   });
 
-  it('sends the question and the image to the vision backend with purpose execute', async () => {
+  it('sends the question and the image to the vision backend with purpose vision', async () => {
     const png = makePng(8, 4);
     await workspace.writeFile('charts/bar.png', png, { tool: 'test' });
-    const vision = new ScriptedBackend({ execute: [reply('A red rectangle, no text.')] });
+    const vision = new ScriptedBackend({ vision: [reply('A red rectangle, no text.')] });
     const main = new ScriptedBackend([]);
     const result = await invoke(
       analyzeImageTool(),
@@ -46,7 +46,7 @@ describe('analyze_image', () => {
     vision.assertComplete();
     expect(main.calls).toHaveLength(0);
     const request = vision.calls[0]!;
-    expect(request.purpose).toBe('execute');
+    expect(request.purpose).toBe('vision');
     const user = request.messages.find((message) => message.role === 'user');
     expect(user?.content).toEqual([
       { type: 'text', text: 'What colour is it?' },
@@ -56,7 +56,7 @@ describe('analyze_image', () => {
 
   it('asks for a description when no question is given', async () => {
     await workspace.writeFile('a.png', makePng(2, 2), { tool: 'test' });
-    const vision = new ScriptedBackend({ execute: [reply('Two by two pixels.')] });
+    const vision = new ScriptedBackend({ vision: [reply('Two by two pixels.')] });
     await invoke(analyzeImageTool(), { path: 'a.png' }, toolContext(workspace, { backends: { vision } }));
     const user = vision.calls[0]!.messages.find((message) => message.role === 'user');
     expect(JSON.stringify(user?.content)).toContain('Describe this image in detail');
@@ -88,7 +88,7 @@ describe('analyze_image', () => {
 
   it('reports an empty model answer as an error', async () => {
     await workspace.writeFile('a.png', makePng(2, 2), { tool: 'test' });
-    const vision = new ScriptedBackend({ execute: [reply('  ')] });
+    const vision = new ScriptedBackend({ vision: [reply('  ')] });
     const result = await invoke(analyzeImageTool(), { path: 'a.png' }, toolContext(workspace, { backends: { vision } }));
     expect(result.isError).toBe(true);
     expect(result.text).toContain('returned no text');

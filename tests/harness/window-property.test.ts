@@ -1,0 +1,111 @@
+import { mkdir, writeFile as writeOnDisk } from 'node:fs/promises';
+import path from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { GenerateRequest, GenerateResult, Purpose } from '../../src/backend/types.js';
+import { analyzeImageTool, createHarness, defineTool, MemoryManager } from '../../src/index.js';
+import { planOf, reply, ScriptedBackend, submit, toolCall, verdict } from '../../src/testing/index.js';
+import { makePng } from '../workspace/support/make-files.js';
+import { tempDir } from './helpers.js';
+
+/** One random run: sizes of everything that enters a prompt, the window and the output reserve. */
+const Workload = fc.record({
+  window: fc.integer({ min: 4_000, max: 200_000 }),
+  maxOutputTokens: fc.integer({ min: 256, max: 16_384 }),
+  subtasks: fc.integer({ min: 1, max: 3 }),
+  toolOutputChars: fc.array(fc.integer({ min: 0, max: 120_000 }), { minLength: 1, maxLength: 6 }),
+  answerChars: fc.integer({ min: 0, max: 60_000 }),
+  attachmentChars: fc.array(fc.integer({ min: 0, max: 150_000 }), { minLength: 0, maxLength: 2 }),
+});
+type Workload = typeof Workload extends fc.Arbitrary<infer T> ? T : never;
+
+const filler = (chars: number, tag: string) => `${tag} `.padEnd(Math.max(tag.length + 1, chars), 'data words and 1234 numbers ');
+
+/** A scripted model that drives every role: tool calls with outputs of the given sizes, long answers, one repair. */
+function scriptFor(workload: Workload, seen: { purposes: Set<Purpose> }) {
+  let verifies = 0;
+  return (request: GenerateRequest): GenerateResult => {
+    const purpose = request.purpose as Purpose;
+    seen.purposes.add(purpose);
+    const toolResults = request.messages.filter((m) => m.role === 'tool').length;
+    switch (purpose) {
+      case 'plan':
+        return planOf(...Array.from({ length: workload.subtasks }, (_, i) => `part ${i + 1}`));
+      case 'verify':
+        verifies += 1;
+        return verifies === 1 ? verdict(false, ['The chart is missing a legend.']) : verdict(true);
+      case 'summarize':
+        return reply('Summary: tools were called and data was gathered.');
+      case 'vision':
+        return reply('A small red square.');
+      default: {
+        const outputs = workload.toolOutputChars;
+        if (purpose === 'execute' && toolResults < outputs.length) {
+          return toolCall('emit_data', { chars: outputs[toolResults] });
+        }
+        if (purpose === 'execute' && toolResults === outputs.length) return toolCall('analyze_image', { path: 'chart.png' });
+        return submit(filler(workload.answerChars, `${purpose}-answer`), ['chart.png']);
+      }
+    }
+  };
+}
+
+const emitData = defineTool({
+  name: 'emit_data',
+  description: 'Returns the given number of characters of data.',
+  input: z.object({ chars: z.number().int().min(0) }),
+  readOnly: true,
+  execute: ({ chars }) => filler(chars, 'output'),
+});
+
+describe('the window guarantee holds for every role', () => {
+  it('no request of any purpose has counted input plus reserved output above its window, and no run fails for size', async () => {
+    const purposes = new Set<Purpose>();
+    await fc.assert(
+      fc.asyncProperty(Workload, async (workload) => {
+        const counter = new MemoryManager();
+        const oversize: string[] = [];
+        const script = scriptFor(workload, { purposes });
+        const backend = new ScriptedBackend(
+          (request) => {
+            const input = counter.countRequest(request.messages, request.tools ?? []);
+            const reserved = request.maxOutputTokens ?? Number.POSITIVE_INFINITY;
+            if (input + reserved > workload.window) oversize.push(`${request.purpose}: ${input} + ${reserved} > ${workload.window}`);
+            return script(request);
+          },
+          // No usage reported: the harness counts with o200k uncalibrated, as this check does.
+          { contextWindow: workload.window, usage: 'zero' },
+        );
+        const workspace = await tempDir();
+        const runDir = path.join(workspace, 'run');
+        await mkdir(runDir);
+        await writeOnDisk(path.join(runDir, 'chart.png'), makePng(4, 4));
+        const attachments: string[] = [];
+        for (const [i, chars] of workload.attachmentChars.entries()) {
+          const file = path.join(workspace, `source-${i}.txt`);
+          await writeOnDisk(file, filler(chars, `attachment-${i}`));
+          attachments.push(file);
+        }
+        const result = await createHarness({
+          backend,
+          tools: [emitData, analyzeImageTool()],
+          workspace: runDir,
+          limits: { maxOutputTokens: workload.maxOutputTokens, repairAttempts: 1 },
+        }).run({ task: 'Gather the data, chart it in chart.png and write a report.', attachments });
+        expect(oversize).toEqual([]);
+        expect(result.error?.code).not.toBe('context-overflow');
+        expect(result.status).toBe('succeeded');
+      }),
+      {
+        numRuns: 20,
+        // Always among the runs: a small window that long tool outputs overfill, so history is summarised.
+        examples: [
+          [{ window: 6_000, maxOutputTokens: 1_000, subtasks: 2, toolOutputChars: [9_000, 9_000, 9_000, 9_000, 9_000, 9_000], answerChars: 30_000, attachmentChars: [40_000] }],
+        ],
+      },
+    );
+    // The workloads reached every role the pipeline has.
+    expect([...purposes].sort()).toEqual(['execute', 'plan', 'repair', 'summarize', 'synthesize', 'verify', 'vision']);
+  }, 120_000);
+});
