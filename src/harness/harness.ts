@@ -12,6 +12,7 @@ import { LocalWorkspace } from '../workspace/local-workspace.js';
 import type { Workspace } from '../workspace/types.js';
 import { normalizeInput, type RunInput } from './input.js';
 import { parseHarnessOptions, type HarnessOptions, type ResolvedHarnessOptions } from './options.js';
+import { runManagedMode } from './managed-entry.js';
 import { PipelineRun } from './pipeline-run.js';
 
 export type { RunInput } from './input.js';
@@ -49,13 +50,13 @@ export class Harness {
   }
 
   /**
-   * Runs the pipeline on one request. Resolves with the result also when the run is aborted, times out, exhausts
+   * Runs one request in the configured mode (the pipeline, or managed mode). Resolves with the result also when the run is aborted, times out, exhausts
    * its iteration budget or a stage fails; rejects only on invalid input or when the workspace cannot be created.
    */
   async run(input: RunInput): Promise<RunResult> {
     const normalized = normalizeInput(input);
     const workspace = await this.openWorkspace();
-    const run = new PipelineRun({
+    const init = {
       options: this.options,
       registry: this.registry,
       bus: this.events,
@@ -65,8 +66,8 @@ export class Harness {
       attachments: normalized.attachments,
       signal: normalized.signal,
       workspace,
-    });
-    return run.execute();
+    };
+    return this.options.mode === 'managed' ? runManagedMode(init) : new PipelineRun(init).execute();
   }
 
   private async openWorkspace(): Promise<Workspace> {

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { LlmBackend } from '../backend/types.js';
 import { DEFAULTS } from '../defaults.js';
+import { ManagedOptionsSchema } from '../managed/options.js';
 import { HarnessError } from '../errors.js';
 import { EXECUTION_MEMORY_SHAPE, isExecutionMemory, type ExecutionMemory } from '../memory/types.js';
 import type { MemoryManagerOptions } from '../memory/options.js';
@@ -59,10 +60,13 @@ const SamplingSchema = z.strictObject({
   topP: z.number().gt(0).max(1).nullable().optional(),
 });
 
-/** Sampling of one role, or of every role (`sampling`). */
-export type SamplingOption = z.input<typeof SamplingSchema>;
+/** Sampling of one role, or of every role (`sampling`); `null` sends none. */
+export interface SamplingOption {
+  temperature?: number | null | undefined;
+  topP?: number | null | undefined;
+}
 
-const roleNames = ['plan', 'execute', 'synthesize', 'verify', 'repair', 'summarize', 'vision'] as const satisfies readonly RoleName[];
+const roleNames = ['plan', 'execute', 'synthesize', 'verify', 'repair', 'summarize', 'vision', 'manage', 'audit'] as const satisfies readonly RoleName[];
 
 /** The option schema of `createHarness`. */
 export const HarnessOptionsSchema = z.strictObject({
@@ -70,6 +74,14 @@ export const HarnessOptionsSchema = z.strictObject({
   tools: z.union([z.array(tool), z.instanceof(ToolRegistry)]).default([]),
   /** A directory (created when missing) or a Workspace; a fresh temp directory per run when omitted. */
   workspace: z.union([z.string().min(1), workspace]).optional(),
+  /**
+   * `'pipeline'`: the OneDayAgent pipeline (plan → execute → synthesize → verify → repair). `'managed'`: the
+   * LongHorizon-Harness Manage-Execute-Audit loop over an audited task state (see docs/managed.md).
+   * @defaultValue 'pipeline'
+   */
+  mode: z.enum(['pipeline', 'managed']).default('pipeline'),
+  /** Options of managed mode (`mode: 'managed'`); see docs/managed.md. */
+  managed: ManagedOptionsSchema.prefault({}),
   /** @defaultValue true */
   decomposition: z.boolean().default(true),
   /** @defaultValue true */
@@ -112,7 +124,7 @@ export type HarnessOptions = z.input<typeof HarnessOptionsSchema>;
 /** The options after defaults. @internal */
 export type ResolvedHarnessOptions = z.output<typeof HarnessOptionsSchema>;
 /** A role that can have its own backend through `roles`. */
-export type RoleName = 'plan' | 'execute' | 'synthesize' | 'verify' | 'repair' | 'summarize' | 'vision';
+export type RoleName = 'plan' | 'execute' | 'synthesize' | 'verify' | 'repair' | 'summarize' | 'vision' | 'manage' | 'audit';
 
 /** Validates `createHarness` options; a bad one throws `invalid-options` naming it and what is allowed. @internal */
 export function parseHarnessOptions(options: HarnessOptions): ResolvedHarnessOptions {

@@ -4,8 +4,6 @@
  * {@link RoleWiring}'s and the result {@link assembleResult}'s.
  * @module
  */
-import path from 'node:path';
-import { toHarnessError } from '../errors.js';
 import type { EmitEvent, HarnessEvent, HarnessEvents } from '../events.js';
 import type { ExecutorResult } from '../executor/types.js';
 import { MemoryManager } from '../memory/memory-manager.js';
@@ -17,6 +15,7 @@ import type { Deliverable, PlannedSubtask, RunResult, SubtaskRecord, Verdict } f
 import { renderSubtaskObjective } from '../prompts/subtask.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { Workspace } from '../workspace/types.js';
+import { copyAttachments } from './intake.js';
 import { IterationBudget } from './iteration-budget.js';
 import type { ResolvedHarnessOptions } from './options.js';
 import { RoleWiring } from './role-wiring.js';
@@ -101,21 +100,7 @@ export class PipelineRun {
   // ---- stages ----
 
   private async intake(): Promise<void> {
-    const used = new Set<string>();
-    for (const source of this.init.attachments) {
-      const absolute = path.resolve(source);
-      const dest = uniqueName(`attachments/${path.basename(absolute)}`, used);
-      try {
-        await this.init.workspace.copyIn(absolute, dest, { tool: 'intake' });
-      } catch (error) {
-        throw new StopRun(
-          'error',
-          { code: 'invalid-input', message: `Attachment "${source}" could not be copied into the workspace: ${toHarnessError(error).message}` },
-          'intake',
-        );
-      }
-      this.attachmentPaths.push(dest);
-    }
+    this.attachmentPaths = await copyAttachments(this.init.workspace, this.init.attachments);
   }
 
   private async planStage(): Promise<void> {
@@ -396,13 +381,4 @@ export class PipelineRun {
 
 function errorsOf(records: readonly SubtaskRecord[]): Map<string, string> {
   return new Map(records.flatMap((r) => (r.error ? [[r.id, r.error] as const] : [])));
-}
-
-function uniqueName(candidate: string, used: Set<string>): string {
-  let name = candidate;
-  const ext = path.posix.extname(candidate);
-  const stem = candidate.slice(0, candidate.length - ext.length);
-  for (let n = 2; used.has(name); n++) name = `${stem}-${n}${ext}`;
-  used.add(name);
-  return name;
 }

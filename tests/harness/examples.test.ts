@@ -21,6 +21,15 @@ async function runExample(file: string, tmp: string): Promise<string> {
 }
 
 describe('examples with no environment variables', () => {
+  it('examples/managed.ts runs managed mode offline: audits with evidence, a caught false claim, the final state', async () => {
+    const out = await runExample('examples/managed.ts', await tempDir());
+    expect(out).toContain('manager → execute');
+    expect(out).toContain('⚠ caught');
+    expect(out).toContain('■ succeeded');
+    expect(out).toMatch(/\[completed\] \w+/);
+    expect(out).toContain('"tokensByRole"');
+  });
+
   it('npm run demo (examples/quickstart.ts) replays offline, says so first, and delivers itinerary.md', async () => {
     const tmp = await tempDir();
     const out = await runExample('examples/quickstart.ts', tmp);

@@ -1,0 +1,114 @@
+/**
+ * The `managed` section of a managed run's report, computed from its events and its final state.
+ * @module
+ */
+import type { HarnessEvent } from '../events.js';
+import type { AuditIntegrity, AuditStatus, ManagerNext, TaskRecordStatus, TaskState } from '../pipeline/task-state.js';
+import type { RunReport } from '../pipeline/types.js';
+
+/** Model calls and tokens of one managed role, and its share of the three roles' tokens. */
+export interface RoleTokens {
+  calls: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** (input + output) / the manager's, executor's and auditor's together; 0 when none were used. */
+  share: number;
+}
+
+/** What a managed run did (LongHorizon-Harness's behaviour metrics). */
+export interface ManagedReport {
+  /** Manager decisions made. */
+  rounds: number;
+  decisions: Record<ManagerNext, number>;
+  /** Decisions the fallback made because the manager's reply stayed malformed. */
+  managerFallbacks: number;
+  audits: {
+    total: number;
+    byStatus: Record<AuditStatus, number>;
+    byIntegrity: Record<AuditIntegrity, number>;
+    /** Audits whose reply stayed malformed (counted as incomplete + suspect). */
+    malformed: number;
+  };
+  /** Audits during which the workspace changed. */
+  integrityViolations: number;
+  /** Records by final status. */
+  records: Record<TaskRecordStatus, number>;
+  /**
+   * Tokens the harness's own model calls used per role; a call belongs to the role whose scope it ran in
+   * (`manage-N`, `execute-N`, `audit-N`), so summaries and tool calls inside a loop count for that loop's role.
+   * External agents' tokens are not seen and not counted.
+   */
+  tokensByRole: { manager: RoleTokens; executor: RoleTokens; auditor: RoleTokens };
+  /** Why the run ended `blocked`: the manager's and the blocked records' reasons, or its unanswered question. */
+  blocked?: { reasons: string[]; question?: string };
+}
+
+/** A managed run's report: the pipeline's metrics plus the `managed` section. */
+export type ManagedRunReport = RunReport & { managed: ManagedReport };
+
+const ROLE_OF_SCOPE: Record<string, keyof ManagedReport['tokensByRole']> = {
+  manage: 'manager',
+  execute: 'executor',
+  audit: 'auditor',
+};
+
+/** Builds the `managed` section from a run's events and final state. */
+export function buildManagedReport(
+  events: readonly HarnessEvent[],
+  state: TaskState,
+  blocked: ManagedReport['blocked'],
+): ManagedReport {
+  const report: ManagedReport = {
+    rounds: 0,
+    decisions: { execute: 0, done: 0, blocked: 0, ask: 0 },
+    managerFallbacks: 0,
+    audits: {
+      total: 0,
+      byStatus: { complete: 0, incomplete: 0, blocked: 0 },
+      byIntegrity: { clean: 0, suspect: 0, violation: 0 },
+      malformed: 0,
+    },
+    integrityViolations: 0,
+    records: { completed: 0, pending: 0, blocked: 0, untrusted: 0 },
+    tokensByRole: { manager: role(), executor: role(), auditor: role() },
+    ...(blocked ? { blocked } : {}),
+  };
+  for (const event of events) {
+    switch (event.type) {
+      case 'manager-decision':
+        report.rounds += 1;
+        report.decisions[event.next] += 1;
+        if (event.fallback) report.managerFallbacks += 1;
+        break;
+      case 'audit-finish':
+        report.audits.total += 1;
+        report.audits.byStatus[event.status] += 1;
+        report.audits.byIntegrity[event.integrity] += 1;
+        if (event.fallback) report.audits.malformed += 1;
+        break;
+      case 'integrity-violation':
+        report.integrityViolations += 1;
+        break;
+      case 'llm-response': {
+        const name = ROLE_OF_SCOPE[/^(manage|execute|audit)-/.exec(event.scope ?? '')?.[1] ?? ''];
+        if (!name) break;
+        const tokens = report.tokensByRole[name];
+        tokens.calls += 1;
+        tokens.inputTokens += event.usage.inputTokens;
+        tokens.outputTokens += event.usage.outputTokens;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  for (const record of state.records) report.records[record.status] += 1;
+  const roles = Object.values(report.tokensByRole);
+  const total = roles.reduce((sum, r) => sum + r.inputTokens + r.outputTokens, 0);
+  for (const r of roles) r.share = total > 0 ? (r.inputTokens + r.outputTokens) / total : 0;
+  return report;
+}
+
+function role(): RoleTokens {
+  return { calls: 0, inputTokens: 0, outputTokens: 0, share: 0 };
+}

@@ -1,0 +1,132 @@
+import { chmod, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import type { GenerateResult, LlmBackend } from '../../src/backend/types.js';
+import { HarnessEvents, type HarnessEvent, type HarnessEventType, type EventOf } from '../../src/events.js';
+import { buildReport } from '../../src/harness/report.js';
+import { RunControl } from '../../src/harness/run-control.js';
+import { runManaged, type ManagedOptions, type ManagedRunInit, type ManagedRunResult } from '../../src/managed/index.js';
+import type { AuditFinding, RecordDraft } from '../../src/managed/index.js';
+import { MemoryManager } from '../../src/memory/memory-manager.js';
+import { reply, submit } from '../../src/testing/index.js';
+import { defineTool } from '../../src/tools/define-tool.js';
+import { ToolRegistry } from '../../src/tools/registry.js';
+import type { Tool } from '../../src/tools/types.js';
+import { LocalWorkspace } from '../../src/workspace/local-workspace.js';
+import { tempDir } from '../harness/helpers.js';
+
+export { tempDir };
+
+/** Writes an executable bash script into `dir` and returns its path. */
+export async function script(dir: string, name: string, body: string): Promise<string> {
+  const file = path.join(dir, name);
+  await writeFile(file, `#!/usr/bin/env bash\n${body}\n`);
+  await chmod(file, 0o755);
+  return file;
+}
+
+export const TASK = 'Write report.md with the heading "# Rivers".';
+
+/** One managed run wired the way the harness wires it, with its event log. */
+export interface TestRun {
+  init: ManagedRunInit;
+  log: HarnessEvent[];
+  bus: HarnessEvents;
+  workspace: LocalWorkspace;
+  run(): Promise<ManagedRunResult>;
+  /** The events of one type, in order. */
+  events<T extends HarnessEventType>(type: T): Array<EventOf<T>>;
+}
+
+/** Builds a managed run on `backend` in a fresh workspace: the harness's RunControl, report and memory. */
+export async function managedRun(setup: {
+  backend: LlmBackend;
+  options?: ManagedOptions;
+  tools?: Tool[];
+  limits?: Partial<ManagedRunInit['limits']>;
+  signal?: AbortSignal;
+  task?: string;
+  attachments?: string[];
+}): Promise<TestRun> {
+  const workspace = await LocalWorkspace.create({ dir: await tempDir() });
+  const bus = new HarnessEvents();
+  const log: HarnessEvent[] = [];
+  const limits = { maxIterations: 200, timeoutMs: 60_000, toolTimeoutMs: 30_000, ...setup.limits };
+  const init: ManagedRunInit = {
+    runId: 'run-1',
+    task: setup.task ?? TASK,
+    attachments: setup.attachments ?? [],
+    workspace,
+    signal: setup.signal,
+    now: Date.now,
+    emit: (event) => {
+      const stamped = { ...event, timestamp: Date.now() } as HarnessEvent;
+      log.push(stamped);
+      bus.send(stamped);
+    },
+    log,
+    backendFor: () => setup.backend,
+    samplingFor: () => undefined,
+    maxOutputTokens: 4_096,
+    memory: new MemoryManager(),
+    registry: new ToolRegistry(setup.tools ?? [writeFileTool]),
+    limits,
+    options: setup.options ?? {},
+    control: new RunControl(limits),
+    baseReport: (events, wallTimeMs) => buildReport(events, { wallTimeMs, subtasks: [], verdicts: [] }),
+  };
+  return {
+    init,
+    log,
+    bus,
+    workspace,
+    run: () => runManaged(init),
+    events: <T extends HarnessEventType>(type: T) => log.filter((e): e is EventOf<T> => e.type === type),
+  };
+}
+
+/** Writes a text file in the workspace; its observation carries a marker that must never reach the manager. */
+export const writeFileTool = defineTool({
+  name: 'write_file',
+  description: 'Writes a text file in the workspace.',
+  input: z.object({ path: z.string(), content: z.string() }),
+  execute: async ({ path: file, content }, ctx) => {
+    await ctx.workspace.writeFile(file, content, { tool: 'write_file', scope: ctx.scope });
+    return { text: `TOOL-TRACE: wrote ${content.length} characters to ${file}`, files: [file] };
+  },
+});
+
+/** A manager reply. */
+export function decide(
+  next: 'execute' | 'done' | 'blocked' | 'ask',
+  extra: {
+    records?: RecordDraft[];
+    contract?: { task: string; acceptanceCriteria: string[]; boundaries?: string[]; recordIds?: string[] };
+    question?: string;
+    reason?: string;
+  } = {},
+): GenerateResult {
+  return reply(JSON.stringify({ records: extra.records ?? [], next, ...extra }));
+}
+
+/** A manager reply that adds `records` and executes a contract for them. */
+export function executeRecords(records: RecordDraft[], task = 'Do the work.'): GenerateResult {
+  return decide('execute', {
+    records,
+    contract: { task, acceptanceCriteria: records.map((r) => r.description), boundaries: ['Touch nothing else.'] },
+  });
+}
+
+/** An auditor's verdict, submitted through submit_answer as the built-in auditor does. */
+export function verdictOf(
+  status: 'complete' | 'incomplete' | 'blocked',
+  integrity: 'clean' | 'suspect' | 'violation',
+  findings: AuditFinding[],
+): GenerateResult {
+  return submit(JSON.stringify({ status, integrity, findings }));
+}
+
+/** The state file as it is on disk now. */
+export async function stateOnDisk(workspace: LocalWorkspace): Promise<unknown> {
+  return JSON.parse(await readFile(path.join(workspace.root, '.harness/task-state.json'), 'utf8'));
+}
