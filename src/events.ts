@@ -39,6 +39,8 @@ export interface CallScope {
 
 export type RunStartEvent = EventBase & {
   type: 'run-start';
+  /** `pipeline` (OneDayAgent) or `managed` (Manage-Execute-Audit). */
+  mode: 'pipeline' | 'managed';
   goal: string;
   workspace: string;
   decomposition: boolean;

@@ -77,6 +77,7 @@ export class PipelineRun {
     try {
       this.emit({
         type: 'run-start',
+        mode: 'pipeline',
         runId: this.init.runId,
         goal: this.init.task,
         workspace: this.init.workspace.root,

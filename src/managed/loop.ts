@@ -141,6 +141,7 @@ class ManagedRun {
     try {
       this.init.emit({
         type: 'run-start',
+        mode: 'managed',
         runId: this.init.runId,
         goal: this.init.task,
         workspace: this.init.workspace.root,
