@@ -8,7 +8,8 @@ import { DEFAULTS } from '../defaults.js';
 import type { EmitEvent } from '../events.js';
 import { Executor } from '../executor/executor.js';
 import type { ExecutorLike } from '../executor/types.js';
-import { reservedOutputTokens, type CallSettings, type RequestFitter, type Sampling } from '../llm/call-model.js';
+import { reservedOutputTokens, type Sampling } from '../llm/call-model.js';
+import { singleShotHooks, type SingleShotHooks } from '../memory/single-shot.js';
 import type { ExecutionMemory } from '../memory/types.js';
 import type { PlannerLike, RepairerLike, SynthesizerLike, VerifierLike } from '../pipeline/components.js';
 import { Planner } from '../planner/planner.js';
@@ -62,46 +63,10 @@ export class RoleWiring {
     return { ...(temperature === undefined ? {} : { temperature }), ...(topP === undefined ? {} : { topP }) };
   };
 
-  /** Sampling, output reserve and calibration of a single-shot role's calls. */
-  callSettings(role: Purpose): CallSettings {
-    const backend = this.backendFor(role);
-    const { memory } = this.run;
-    return {
-      sampling: this.samplingFor(role),
-      maxOutputTokens: this.maxOutputTokens(backend),
-      onUsage: (counted, usage, used) => memory.observeUsage?.(used, counted, usage),
-    };
-  }
-
   /** Output tokens reserved for (and sent with) each call to `backend`: `limits.maxOutputTokens`, at most ¼ window. */
   maxOutputTokens(backend: LlmBackend): number {
     return reservedOutputTokens(backend.contextWindow, this.o.limits.maxOutputTokens);
   }
-
-  /** Counts a request as the memory does, calibrated for the backend of `role`. */
-  countTokensFor(role: Purpose): (...args: Parameters<ExecutionMemory['countRequest']>) => number {
-    const backend = this.backendFor(role);
-    return (messages, tools) => this.run.memory.countRequest(messages, tools, backend);
-  }
-
-  /** Plan and verify requests go through the memory too: whole requests are protected, so they fit or fail clearly. */
-  fit: RequestFitter = (messages, call) => {
-    const backend = this.backendFor(call.purpose);
-    return this.run.memory.fitRequest(
-      { messages, tools: call.tools ?? [], protectedCount: messages.length, maxOutputTokens: this.maxOutputTokens(backend) },
-      {
-        runId: this.run.runId,
-        purpose: call.purpose,
-        scope: call.scope,
-        backend,
-        summarizer: this.backendFor('summarize'),
-        sampling: this.samplingFor('summarize'),
-        workspace: this.run.workspace,
-        signal: call.signal ?? this.run.signal,
-        emit: this.run.emit,
-      },
-    );
-  };
 
   planner(): PlannerLike {
     return this.o.components.planner ?? new Planner({ ...this.singleShot('plan'), ...optional('prompt', this.o.prompts.plan) });
@@ -114,15 +79,11 @@ export class RoleWiring {
   }
 
   /** What a single-shot JSON role (plan, verify) is built with: its backend and the run's hooks for its calls. */
-  private singleShot(role: 'plan' | 'verify') {
-    return {
-      backend: this.backendFor(role),
-      emit: this.run.emit,
-      countTokens: this.countTokensFor(role),
-      fit: this.fit,
-      now: this.run.now,
-      call: this.callSettings(role),
-    };
+  private singleShot(role: 'plan' | 'verify'): SingleShotHooks {
+    return singleShotHooks(
+      { ...this.run, summarizer: this.backendFor('summarize'), summarizerSampling: this.samplingFor('summarize') },
+      { backend: this.backendFor(role), sampling: this.samplingFor(role), maxOutputTokens: this.o.limits.maxOutputTokens },
+    );
   }
 
   synthesizer(): SynthesizerLike {

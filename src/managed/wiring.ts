@@ -7,7 +7,8 @@ import type { LlmBackend, Purpose } from '../backend/types.js';
 import type { EmitEvent } from '../events.js';
 import { Executor } from '../executor/executor.js';
 import type { ExecutorLike } from '../executor/types.js';
-import { reservedOutputTokens, type Sampling } from '../llm/call-model.js';
+import type { Sampling } from '../llm/call-model.js';
+import { singleShotHooks } from '../memory/single-shot.js';
 import type { ExecutionMemory } from '../memory/types.js';
 import { readOnlyTools } from '../tools/builtin/index.js';
 import type { ToolRegistry } from '../tools/registry.js';
@@ -94,35 +95,11 @@ export function wireRoles(o: ResolvedManagedOptions, run: WiringContext): Manage
 
 /** The built-in manager: its calls fitted into the window by the run's memory, with the `manage` role's settings. */
 function manager(o: ResolvedManagedOptions, run: WiringContext): Manager {
-  const backend = run.backendFor('manage');
-  const reserve = reservedOutputTokens(backend.contextWindow, run.maxOutputTokens);
-  return new Manager({
-    backend,
-    ...(o.prompts.manage ? { prompt: o.prompts.manage } : {}),
-    emit: run.emit,
-    now: run.now,
-    countTokens: (messages, tools) => run.memory.countRequest(messages, tools, backend),
-    // Every message of a manager request is protected: it fits whole or fails clearly, never silently cut.
-    fit: (messages, call) =>
-      run.memory.fitRequest(
-        { messages, tools: call.tools ?? [], protectedCount: messages.length, maxOutputTokens: reserve },
-        {
-          runId: run.runId,
-          purpose: call.purpose,
-          scope: call.scope,
-          backend,
-          summarizer: run.backendFor('summarize'),
-          workspace: run.workspace,
-          signal: call.signal ?? run.signal,
-          emit: run.emit,
-        },
-      ),
-    call: {
-      sampling: run.samplingFor('manage'),
-      maxOutputTokens: reserve,
-      onUsage: (counted, usage, used) => run.memory.observeUsage?.(used, counted, usage),
-    },
-  });
+  const hooks = singleShotHooks(
+    { ...run, summarizer: run.backendFor('summarize'), summarizerSampling: run.samplingFor('summarize') },
+    { backend: run.backendFor('manage'), sampling: run.samplingFor('manage'), maxOutputTokens: run.maxOutputTokens },
+  );
+  return new Manager({ ...hooks, ...(o.prompts.manage ? { prompt: o.prompts.manage } : {}) });
 }
 
 function builtin(agent: AgentAdapter | undefined): boolean {

@@ -1,6 +1,5 @@
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { z } from 'zod';
 import type { GenerateResult, LlmBackend } from '../../src/backend/types.js';
 import { HarnessEvents, type HarnessEvent, type HarnessEventType, type EventOf } from '../../src/events.js';
 import { buildReport } from '../../src/harness/report.js';
@@ -9,13 +8,12 @@ import { runManaged, type ManagedOptions, type ManagedRunInit, type ManagedRunRe
 import type { AuditFinding, RecordDraft } from '../../src/managed/index.js';
 import { MemoryManager } from '../../src/memory/memory-manager.js';
 import { reply, submit } from '../../src/testing/index.js';
-import { defineTool } from '../../src/tools/define-tool.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import type { Tool } from '../../src/tools/types.js';
 import { LocalWorkspace } from '../../src/workspace/local-workspace.js';
-import { tempDir } from '../harness/helpers.js';
+import { tempDir, writeFile as writeFileTool } from '../harness/helpers.js';
 
-export { tempDir };
+export { tempDir, writeFileTool };
 
 /** Writes an executable bash script into `dir` and returns its path. */
 export async function script(dir: string, name: string, body: string): Promise<string> {
@@ -86,16 +84,6 @@ export async function managedRun(setup: {
 }
 
 /** Writes a text file in the workspace; its observation carries a marker that must never reach the manager. */
-export const writeFileTool = defineTool({
-  name: 'write_file',
-  description: 'Writes a text file in the workspace.',
-  input: z.object({ path: z.string(), content: z.string() }),
-  execute: async ({ path: file, content }, ctx) => {
-    await ctx.workspace.writeFile(file, content, { tool: 'write_file', scope: ctx.scope });
-    return { text: `TOOL-TRACE: wrote ${content.length} characters to ${file}`, files: [file] };
-  },
-});
-
 /** A manager reply. */
 export function decide(
   next: 'execute' | 'done' | 'blocked' | 'ask',
