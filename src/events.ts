@@ -74,6 +74,36 @@ export type LlmRequestEvent = EventBase &
     /** Output tokens reserved for the answer and sent with the request. */
     maxOutputTokens?: number;
   };
+/**
+ * The backend is about to send a model call again after a failed attempt (`attempt` is the attempt that failed,
+ * from 1); emitted for every retry, before the wait of `delayMs`.
+ */
+export type LlmRetryEvent = EventBase &
+  CallScope & {
+    type: 'llm-retry';
+    /** The model call this retry belongs to (the same id as its `llm-request` and deltas). */
+    callId: string;
+    provider: string;
+    modelId: string;
+    attempt: number;
+    delayMs: number;
+    error: { code: string; message: string };
+  };
+/** Answer text of a streaming model call, as it arrives. */
+export type TextDeltaEvent = EventBase & CallScope & { type: 'text-delta'; callId: string; text: string };
+/** Reasoning text of a streaming model call, as it arrives. */
+export type ReasoningDeltaEvent = EventBase & CallScope & { type: 'reasoning-delta'; callId: string; text: string };
+/** A piece of a tool call's arguments while a streaming model call produces it. */
+export type ToolCallDeltaEvent = EventBase &
+  CallScope & {
+    type: 'tool-call-delta';
+    callId: string;
+    /** The tool call's id, as the `tool-call` event will carry it. */
+    toolCallId: string;
+    /** Present on the first delta of a tool call. */
+    toolName?: string;
+    argumentsDelta: string;
+  };
 export type LlmResponseEvent = EventBase &
   CallScope & {
     type: 'llm-response';
@@ -204,6 +234,10 @@ export type HarnessEvent =
   | SubtaskStartEvent
   | SubtaskAttemptEvent
   | LlmRequestEvent
+  | LlmRetryEvent
+  | TextDeltaEvent
+  | ReasoningDeltaEvent
+  | ToolCallDeltaEvent
   | LlmResponseEvent
   | ToolCallEvent
   | ToolResultEvent
@@ -314,6 +348,10 @@ export const HARNESS_EVENT_TYPES: readonly HarnessEventType[] = [
   'subtask-start',
   'subtask-attempt',
   'llm-request',
+  'llm-retry',
+  'text-delta',
+  'reasoning-delta',
+  'tool-call-delta',
   'llm-response',
   'tool-call',
   'tool-result',

@@ -10,6 +10,7 @@ export type {
   LlmBackend,
   Message,
   Purpose,
+  RetryNotice,
   StreamPart,
   ToolCall,
   ToolSpec,

@@ -70,6 +70,21 @@ export interface GenerateRequest {
   /** Set by the harness on every call. */
   purpose?: Purpose;
   signal?: AbortSignal;
+  /**
+   * Called by a backend that retries internally, once per retry, before it waits `delayMs` (the harness turns it
+   * into an `llm-retry` event). A backend without retries never calls it.
+   */
+  onRetry?: (retry: RetryNotice) => void;
+}
+
+/** One retry of a model call, as a backend reports it through {@link GenerateRequest.onRetry}. */
+export interface RetryNotice {
+  /** The attempt that failed, from 1. */
+  attempt: number;
+  /** How long the backend waits before the next attempt. */
+  delayMs: number;
+  /** Why the attempt failed (a `HarnessError`-shaped code and a message with credentials redacted). */
+  error: { code: string; message: string };
 }
 
 /** The complete answer to one model call. */
