@@ -95,7 +95,7 @@ describe('HarnessEvents', () => {
   it('lists every event name of the architecture', () => {
     expect([...HARNESS_EVENT_TYPES].sort()).toEqual(
       [
-        'run-start', 'plan-created', 'subtask-start', 'subtask-attempt', 'llm-request', 'llm-response', 'tool-call',
+        'run-start', 'plan-created', 'subtask-start', 'subtask-attempt', 'llm-request', 'llm-retry', 'text-delta', 'reasoning-delta', 'tool-call-delta', 'llm-response', 'tool-call',
         'tool-result', 'memory-truncate', 'memory-compress', 'memory-prune', 'subtask-finish', 'synthesis-finish',
         'verify-finish', 'repair-start', 'repair-finish', 'manager-decision', 'audit-finish', 'integrity-violation', 'run-warning', 'run-finish', 'run-error',
       ].sort(),
