@@ -7,7 +7,8 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: 'node20',
-  splitting: false,
+  // Shared chunks: both entries of a format use one copy of every module, so one HarnessError class and one state.
+  splitting: true,
   treeshake: true,
   // The tokenizer loads its encoding with createRequire(import.meta.url), which the CJS build must provide.
   shims: true,

@@ -1,6 +1,7 @@
 /**
- * Errors thrown by the harness. Check them with {@link HarnessError.isInstance}
- * and `code`, not `instanceof`: bundlers may copy the class into several entries.
+ * Errors thrown by the harness. Check them with `instanceof HarnessError` (or {@link HarnessError.isInstance})
+ * and `code`; `instanceof HarnessError` also holds for an error made by another copy of the library (the ESM and
+ * the CommonJS build, or a bundled copy).
  * @module
  */
 
@@ -40,6 +41,12 @@ export type HarnessErrorCode =
   | 'tool-unavailable'
   /** A path leaves the workspace. */
   | 'path-outside-workspace'
+  /** The workspace directory is in use by another run (of this process or another one). */
+  | 'workspace-busy'
+  /** A write reached a workspace after its run had ended. */
+  | 'workspace-closed'
+  /** `run()` was called on a harness after `harness.close()`. */
+  | 'harness-closed'
   /** A command was refused by the command policy. */
   | 'policy-denied'
   /** A model reply could not be parsed even after a re-ask. */
@@ -75,6 +82,14 @@ export class HarnessError extends Error {
   /** True for any HarnessError, also one created by another copy of the library. */
   static isInstance(error: unknown): error is HarnessError {
     return typeof error === 'object' && error !== null && MARK in error;
+  }
+
+  /**
+   * `instanceof HarnessError` recognises every copy's errors by their mark, since a process may load the library
+   * twice (ESM and CommonJS); subclasses keep the ordinary prototype check.
+   */
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return this === HarnessError ? HarnessError.isInstance(value) : Function.prototype[Symbol.hasInstance].call(this, value);
   }
 }
 
