@@ -1,6 +1,16 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+const source = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+
 export default defineConfig({
+  // Examples and docs import the package by name, as a user's code does; tests run them against the source.
+  resolve: {
+    alias: [
+      { find: /^horizon-harness\/testing$/, replacement: source('./src/testing/index.ts') },
+      { find: /^horizon-harness$/, replacement: source('./src/index.ts') },
+    ],
+  },
   test: {
     include: ['tests/**/*.test.ts'],
     testTimeout: 30_000,
