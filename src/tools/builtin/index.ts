@@ -10,6 +10,7 @@ import { executeCommandTool, type ExecuteCommandToolOptions } from './execute-co
 import { generateImageTool, type GenerateImageToolOptions } from './generate-image.js';
 import { googleScholarTool } from './google-scholar.js';
 import type { ImageBackend } from './image-backend.js';
+import type { NetworkOptions } from './network-guard.js';
 import { openAlexTool, type OpenAlexToolOptions } from './openalex.js';
 import { pythonInterpreterTool, type PythonInterpreterToolOptions } from './python-interpreter.js';
 import { readFileTool, type ReadFileToolOptions } from './read-file.js';
@@ -46,6 +47,7 @@ export {
   type TavilyOptions,
 } from './search-providers/index.js';
 export { visitTool, type VisitToolOptions } from './visit.js';
+export type { NetworkOptions } from './network-guard.js';
 export { openAlexTool, type OpenAlexToolOptions } from './openalex.js';
 export {
   pythonInterpreterTool,
@@ -76,6 +78,11 @@ export interface BuiltinToolsOptions {
   scholar?: SearchToolOptions | false;
   /** Page visits (`visit`); on by default. */
   visit?: VisitToolOptions | false;
+  /**
+   * What the tools that fetch a URL the model chose (`visit`) may reach: by default no private network and no cloud
+   * metadata service; `allowHosts` limits them to listed hosts. Same as `visit.network`; give it in one place only.
+   */
+  network?: NetworkOptions;
   /** OpenAlex metadata (`openalex`); on by default. */
   openalex?: OpenAlexToolOptions | false;
   /** `python_interpreter`; on by default, and `python3` must then exist. */
@@ -97,6 +104,18 @@ function scholarOptions(options: BuiltinToolsOptions): SearchToolOptions | undef
   if (options.scholar) return options.scholar;
   if (options.search && options.search.provider.supports.includes('scholar')) return options.search;
   return undefined;
+}
+
+function visitOptions(options: BuiltinToolsOptions): VisitToolOptions {
+  const visit = options.visit || {};
+  if (options.network === undefined) return visit;
+  if (visit.network !== undefined) {
+    throw new HarnessError(
+      'invalid-options',
+      'builtinTools: "network" is given both at the top level and under "visit"; give it in one place, so no allowlist is dropped by accident.',
+    );
+  }
+  return { ...visit, network: options.network };
 }
 
 function python(options: PythonInterpreterToolOptions): Tool {
@@ -129,7 +148,7 @@ function python(options: PythonInterpreterToolOptions): Tool {
 export function builtinTools(options: BuiltinToolsOptions = {}): Tool[] {
   const tools: Tool[] = [];
   if (options.search) tools.push(searchTool(options.search) as Tool);
-  if (options.visit !== false) tools.push(visitTool(options.visit ?? {}) as Tool);
+  if (options.visit !== false) tools.push(visitTool(visitOptions(options)) as Tool);
   const scholar = scholarOptions(options);
   if (scholar) tools.push(googleScholarTool(scholar) as Tool);
   if (options.openalex !== false) tools.push(openAlexTool(options.openalex ?? {}) as Tool);

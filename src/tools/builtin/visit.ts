@@ -7,6 +7,7 @@ import { previewFile } from '../../workspace/preview/preview-file.js';
 import { defineTool } from '../define-tool.js';
 import { HarnessError } from '../../errors.js';
 import type { Tool, ToolContext, ToolOutput } from '../types.js';
+import { findRefusal, guardedAgent, NetworkOptionsSchema, NetworkPolicy, type NetworkOptions } from './network-guard.js';
 import { htmlToReadable } from './readable.js';
 import { abortReason, httpError, httpFetch, joinUrl, parseOptions } from './search-providers/http.js';
 
@@ -22,8 +23,18 @@ export interface VisitToolOptions {
   jinaApiKey?: string;
   /** @defaultValue 'https://r.jina.ai' */
   jinaBaseURL?: string;
-  /** undici dispatcher (Agent, ProxyAgent, MockAgent) used for every request. */
+  /**
+   * undici dispatcher (Agent, ProxyAgent, MockAgent) used for every request. By default visit uses its own Agent that
+   * checks every connection against `network`; with your own dispatcher only the URL checks apply (host names, the
+   * host lists, IP literals), since what a name resolves to is then up to the dispatcher (a proxy must enforce it).
+   */
   dispatcher?: Dispatcher;
+  /**
+   * What the model's URLs may reach. By default loopback, private, link-local, CGNAT and unique-local addresses,
+   * special-purpose ranges and cloud metadata services are refused, also as redirect targets and when a name resolves
+   * to them. `allowHosts` limits visits to listed hosts (the way to stop a model sending data out in a URL).
+   */
+  network?: NetworkOptions;
   /**
    * Time for the whole fetch, body included, in milliseconds.
    * @defaultValue 30000
@@ -49,8 +60,14 @@ const VisitOptionsSchema = z.object({
   maxBytes: z.number().int().min(1_024).max(1_073_741_824).default(10 * 1024 * 1024),
   maxRedirects: z.number().int().min(0).max(20).default(5),
   userAgent: z.string().min(1).default('Mozilla/5.0 (compatible; horizon-harness)'),
+  network: NetworkOptionsSchema.prefault({}),
 });
-type ResolvedVisitOptions = z.output<typeof VisitOptionsSchema>;
+type ResolvedVisitOptions = z.output<typeof VisitOptionsSchema> & {
+  /** Checks every URL, redirect targets included, before it is requested. */
+  policy: NetworkPolicy;
+  /** The dispatcher of page fetches: the caller's, else an Agent that checks every connection against the policy. */
+  pageDispatcher: Dispatcher;
+};
 
 const VisitInput = z.object({
   url: z.string().trim().min(1).describe('The http(s) URL to read.'),
@@ -194,11 +211,14 @@ async function fetchPage(url: URL, opts: ResolvedVisitOptions, ctx: ToolContext)
         'user-agent': opts.userAgent,
         accept: 'text/html,application/xhtml+xml,application/pdf,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.5',
       },
-      dispatcher: opts.dispatcher,
+      dispatcher: opts.pageDispatcher,
       timeoutMs: opts.timeoutMs,
       signal: ctx.signal,
       redirect: 'manual',
       label: 'visit',
+    }).catch((error: unknown) => {
+      // A connection the guard refused surfaces as a connection error; the model should see the refusal itself.
+      throw findRefusal(error) ?? error;
     });
     try {
       if (response.status >= 300 && response.status < 400 && response.headers.has('location')) {
@@ -207,6 +227,7 @@ async function fetchPage(url: URL, opts: ResolvedVisitOptions, ctx: ToolContext)
           throw new HarnessError('bad-request', `visit: ${url.href} redirected more than ${opts.maxRedirects} times; stopped.`);
         }
         current = checkUrl(new URL(response.headers.get('location') ?? '', current).href, 'redirect target');
+        opts.policy.checkUrl(current);
         continue;
       }
       if (!response.ok) {
@@ -277,14 +298,19 @@ async function fetchJina(url: URL, opts: ResolvedVisitOptions, ctx: ToolContext)
  * The paper's `visit` tool: fetches an http(s) URL with undici (timeout, streamed size cap, bounded redirects) and
  * returns readable text: HTML through Readability, text and JSON as they are, PDFs saved to `downloads/` and
  * previewed (in an audit, purpose `audit`, only previewed: the tool is read-only). With `reader: 'jina'` the Jina reader returns the page as markdown.
+ * Private networks and cloud metadata services are refused unless `network` opens them; a refusal is a
+ * `policy-denied` HarnessError, which the model sees as an error observation.
  *
  * @example
  * ```ts
  * const visit = visitTool({ timeoutMs: 20_000, maxBytes: 5 * 1024 * 1024 });
+ * const docsOnly = visitTool({ network: { allowHosts: ['docs.python.org', '*.wikipedia.org'] } });
  * ```
  */
 export function visitTool(options: VisitToolOptions = {}): Tool<z.output<typeof VisitInput>> {
-  const opts = parseOptions(VisitOptionsSchema, options, 'visitTool');
+  const parsed = parseOptions(VisitOptionsSchema, options, 'visitTool');
+  const policy = new NetworkPolicy(parsed.network, 'visit');
+  const opts: ResolvedVisitOptions = { ...parsed, policy, pageDispatcher: parsed.dispatcher ?? guardedAgent(policy) };
   return defineTool({
     name: 'visit',
     description:
@@ -296,6 +322,8 @@ export function visitTool(options: VisitToolOptions = {}): Tool<z.output<typeof 
     timeoutMs: opts.timeoutMs * (opts.maxRedirects + 1) + 5_000,
     execute: async ({ url }, ctx) => {
       const target = checkUrl(url);
+      // Also with the Jina reader: the model's URL is fetched for it, and the host lists must still hold.
+      opts.policy.checkUrl(target);
       return opts.reader === 'jina' ? fetchJina(target, opts, ctx) : fetchPage(target, opts, ctx);
     },
   });

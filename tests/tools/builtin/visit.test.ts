@@ -21,9 +21,12 @@ afterEach(async () => {
 const textOf = (output: ToolOutput): string => (typeof output === 'string' ? output : output.text);
 const norm = (s: string): string => s.replace(/\s+/g, ' ').trim();
 
+/** These tests read pages from a loopback server, which visit refuses unless the application opts in. */
+const LOOPBACK = { network: { allowPrivate: true } };
+
 async function visit(url: string, options: Parameters<typeof visitTool>[0] = {}): Promise<ToolOutput> {
   test ??= await createTestContext();
-  const tool = visitTool(options);
+  const tool = visitTool({ ...LOOPBACK, ...options });
   return tool.execute(tool.input.parse({ url }), test.ctx);
 }
 
@@ -123,7 +126,7 @@ describe('visit content types', () => {
       res.end(pdf);
     });
     test = await createTestContext();
-    const tool = visitTool();
+    const tool = visitTool(LOOPBACK);
     expect(tool.readOnly).toBe(true);
     const output = await tool.execute({ url: `${server.url}/files/audit.pdf` }, { ...test.ctx, purpose: 'audit' });
     expect(typeof output).toBe('string');

@@ -118,7 +118,7 @@ const TOOLS: WebTool[] = [
   },
   {
     name: 'visit',
-    make: () => visitTool({ timeoutMs: TIMEOUT, maxBytes: CAP }),
+    make: () => visitTool({ timeoutMs: TIMEOUT, maxBytes: CAP, network: { allowPrivate: true } }),
     input: (baseURL) => ({ url: `${baseURL}/page` }),
   },
 ];
