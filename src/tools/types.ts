@@ -39,6 +39,11 @@ export interface ToolContext {
   generate(role: 'vision' | 'summarize', request: Omit<GenerateRequest, 'purpose' | 'signal'>): Promise<GenerateResult>;
   /** Registers cleanup to run when the current executor loop ends (e.g. kill a Python session). */
   onScopeEnd(cleanup: () => void | Promise<void>): void;
+  /**
+   * One object per executor loop of one run instance, made by the harness (unlike `runId`, which callers choose and
+   * may reuse concurrently): tools keep per-loop state keyed on it, e.g. in a `WeakMap`.
+   */
+  readonly scopeKey?: object;
 }
 
 /** A tool the model can call. Create one with `defineTool`. */

@@ -7,6 +7,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { HarnessError } from '../../errors.js';
+import { outsidePathArgument } from './sandbox/path-arguments.js';
 import { parseOptions } from './search-providers/http.js';
 
 /** What the policy says about a command. */
@@ -18,6 +19,13 @@ export interface PolicyRule {
   decision: PolicyDecision;
   /** Shown in the observation and the approval request. */
   reason?: string;
+  /**
+   * Where the arguments of an allowed command may point. `'workspace'`: an argument that is absolute, starts with
+   * `~`, climbs with `..` or holds an expansion turns `allow` into `ask`. `'any'`: arguments are not paths
+   * (`echo`, `printf`). Commands allowed by `defaultDecision: 'allow'` are not checked.
+   * @defaultValue 'workspace'
+   */
+  paths?: 'workspace' | 'any';
 }
 
 /** A redirect such as `> out.txt`, `2>&1` or `< in.csv`. */
@@ -361,8 +369,13 @@ export interface CommandPolicyOptions {
 /** The default rules: read-only inspection commands are allowed, privilege changes and machine-level commands denied; everything else asks. */
 export const DEFAULT_COMMAND_RULES: readonly PolicyRule[] = Object.freeze([
   // Only programs that cannot write files by themselves (`sort -o`, `uniq in out` and `date -s` can, so they ask).
-  ...['ls', 'cat', 'head', 'tail', 'wc', 'echo', 'printf', 'pwd', 'grep', 'cut', 'tr', 'diff', 'file', 'stat', 'du', 'which', 'true', 'basename', 'dirname', 'realpath', 'cmp', 'md5sum', 'sha256sum'].map(
+  // Their arguments must stay inside the workspace, or they ask.
+  ...['ls', 'cat', 'head', 'tail', 'wc', 'pwd', 'grep', 'cut', 'tr', 'diff', 'file', 'stat', 'du', 'realpath', 'cmp', 'md5sum', 'sha256sum'].map(
     (cmd): PolicyRule => ({ match: [cmd], decision: 'allow', reason: 'read-only inspection command' }),
+  ),
+  // Their arguments are text, not files.
+  ...['echo', 'printf', 'true', 'basename', 'dirname', 'which'].map(
+    (cmd): PolicyRule => ({ match: [cmd], decision: 'allow', reason: 'prints its arguments', paths: 'any' }),
   ),
   ...['sudo', 'su', 'doas', 'shutdown', 'reboot', 'halt', 'poweroff', 'mkfs', 'mount', 'umount', 'chown'].map(
     (cmd): PolicyRule => ({ match: [cmd], decision: 'deny', reason: 'changes privileges or the machine' }),
@@ -381,6 +394,7 @@ const RuleSchema = z.object({
   }),
   decision: z.enum(['allow', 'ask', 'deny']),
   reason: z.string().optional(),
+  paths: z.enum(['workspace', 'any']).optional(),
 });
 const PolicyOptionsSchema = z.object({
   rules: z.array(RuleSchema).optional(),
@@ -392,6 +406,7 @@ interface CompiledRule {
   prefix: string[];
   decision: PolicyDecision;
   reason: string;
+  paths: 'workspace' | 'any';
 }
 
 /**
@@ -426,7 +441,12 @@ export class CommandPolicy {
         } catch (error) {
           throw new HarnessError('invalid-options', `CommandPolicy: option "rules.${index}.match" must be a plain argv prefix such as "git status".`, { cause: error });
         }
-        return { prefix, decision: rule.decision, reason: rule.reason ?? `rule "${prefix.join(' ')}" → ${rule.decision}` };
+        return {
+          prefix,
+          decision: rule.decision,
+          reason: rule.reason ?? `rule "${prefix.join(' ')}" → ${rule.decision}`,
+          paths: rule.paths ?? 'workspace',
+        };
       }),
     );
   }
@@ -484,6 +504,10 @@ export class CommandPolicy {
       : { part, decision: this.defaultDecision, reason: `no rule matches "${cmd.argv[0] ?? ''}" (default: ${this.defaultDecision})` };
     if (cmd.assignments.length > 0 && ruled.decision === 'allow') {
       return { part, decision: 'ask', reason: 'environment assignments can change what an allowed program does' };
+    }
+    if (ruled.decision === 'allow' && rule?.paths === 'workspace') {
+      const outside = outsidePathArgument(cmd.argv);
+      if (outside !== undefined) return { part, decision: 'ask', reason: `the argument "${outside}" may name a path outside the workspace` };
     }
     return ruled;
   }

@@ -4,16 +4,18 @@ import { DEFAULTS } from '../../defaults.js';
 import { HarnessError } from '../../errors.js';
 import { defineTool } from '../define-tool.js';
 import type { Tool, ToolContext } from '../types.js';
+import { OutputCapture } from './sandbox/output-capture.js';
 import { CommandPolicy, requireApproval, type ApproveFn, type CommandPolicyOptions } from './command-policy.js';
 import {
   changedFiles,
+  DEFAULT_MAX_PROCESSES,
   killProcessTree,
   sandboxStatus,
-  scrubEnv,
   snapshotFiles,
   spawnInWorkspace,
   type SandboxMode,
   type SandboxStatus,
+  type WorkspaceProcess,
 } from './sandbox.js';
 import { parseOptions } from './search-providers/http.js';
 
@@ -39,8 +41,18 @@ export interface ExecuteCommandToolOptions {
   maxOutputChars?: number;
   /** @defaultValue '/bin/bash' */
   shell?: string;
-  /** Variables added to the scrubbed environment (they are passed as given, secrets included). */
+  /** Variables set in the command's environment (passed as given, secrets included). */
   env?: Record<string, string>;
+  /**
+   * Names of the harness's own environment variables to pass on, beyond the allow-list (`PATH`, `LANG`, `LC_*`, `TZ`).
+   * @defaultValue []
+   */
+  passEnv?: string[];
+  /**
+   * Processes one command may run at once, where the sandbox can enforce it (see `sandbox.processLimit`).
+   * @defaultValue 256
+   */
+  maxProcesses?: number;
 }
 
 const OptionsSchema = z.object({
@@ -52,6 +64,8 @@ const OptionsSchema = z.object({
   maxOutputChars: z.number().int().min(200).max(10_000_000).default(20_000),
   shell: z.string().min(1).default('/bin/bash'),
   env: z.record(z.string(), z.string()).default({}),
+  passEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be environment variable names')).default([]),
+  maxProcesses: z.number().int().min(16).max(100_000).default(DEFAULT_MAX_PROCESSES),
 });
 
 const CommandInput = z.object({
@@ -59,32 +73,7 @@ const CommandInput = z.object({
   cwd: z.string().trim().min(1).optional().describe('Working directory relative to the workspace root (default: the root).'),
 });
 
-/** Keeps the first and last `max / 2` characters of a stream and counts what was dropped between. @internal */
-export class OutputCapture {
-  private head = '';
-  private tail = '';
-  private dropped = 0;
-  constructor(private readonly max: number) {}
-
-  push(chunk: string): void {
-    const half = Math.floor(this.max / 2);
-    if (this.head.length < half) {
-      const room = half - this.head.length;
-      this.head += chunk.slice(0, room);
-      chunk = chunk.slice(room);
-    }
-    if (chunk === '') return;
-    this.tail += chunk;
-    if (this.tail.length > half) {
-      this.dropped += this.tail.length - half;
-      this.tail = this.tail.slice(this.tail.length - half);
-    }
-  }
-
-  toString(): string {
-    return this.dropped > 0 ? `${this.head}\n[… ${this.dropped} characters omitted …]\n${this.tail}` : this.head + this.tail;
-  }
-}
+export { OutputCapture } from './sandbox/output-capture.js';
 
 /** How a child process ended. @internal */
 export interface ProcessOutcome {
@@ -94,23 +83,29 @@ export interface ProcessOutcome {
   aborted: boolean;
 }
 
-/** Waits for a child to end, killing its process group on timeout or abort, and any leftovers once it exits. @internal */
-export function waitForProcess(child: ChildProcess, timeoutMs: number, signal: AbortSignal): Promise<ProcessOutcome> {
-  return new Promise((resolve) => {
+/**
+ * Waits for a command to end, killing everything it started on timeout or abort, and any leftovers (background jobs,
+ * `setsid` daemons) once its direct child exits; then releases its containment. @internal
+ */
+export async function waitForProcess(target: ChildProcess | WorkspaceProcess, timeoutMs: number, signal: AbortSignal): Promise<ProcessOutcome> {
+  const proc: WorkspaceProcess =
+    'dispose' in target ? target : { child: target, token: '', kill: () => killProcessTree(target), dispose: async () => undefined };
+  const { child } = proc;
+  const outcome = await new Promise<ProcessOutcome>((resolve) => {
     let timedOut = false;
     let aborted = false;
     const onAbort = (): void => {
       aborted = true;
-      killProcessTree(child);
+      proc.kill();
     };
     const timer = setTimeout(() => {
       timedOut = true;
-      killProcessTree(child);
+      proc.kill();
     }, timeoutMs);
     signal.addEventListener('abort', onAbort, { once: true });
     if (signal.aborted) onAbort();
     // Background jobs keep the pipes open after the shell exits; they end with it.
-    child.once('exit', () => killProcessTree(child));
+    child.once('exit', () => proc.kill());
     child.once('error', () => undefined);
     child.once('close', (exitCode, exitSignal) => {
       clearTimeout(timer);
@@ -118,6 +113,8 @@ export function waitForProcess(child: ChildProcess, timeoutMs: number, signal: A
       resolve({ exitCode, signal: exitSignal, timedOut, aborted });
     });
   });
+  await proc.dispose();
+  return outcome;
 }
 
 /** Records the files a process created or changed since `before` as artifacts of `tool`; returns their paths. @internal */
@@ -184,20 +181,24 @@ export function executeCommandTool(options: ExecuteCommandToolOptions = {}): Exe
         );
       }
       const before = await snapshotFiles(ctx.workspace.root);
-      const child = spawnInWorkspace(opts.shell, ['-c', command], {
+      const proc = spawnInWorkspace(opts.shell, ['-c', command], {
         workspaceRoot: ctx.workspace.root,
         cwd: workDir,
         sandbox: status,
         allowNetwork: policy.allowNetwork,
-        env: { ...scrubEnv(), ...opts.env },
+        passEnv: opts.passEnv,
+        env: opts.env,
+        maxProcesses: opts.maxProcesses,
       });
+      const { child } = proc;
       const stdout = new OutputCapture(opts.maxOutputChars);
       const stderr = new OutputCapture(opts.maxOutputChars);
       child.stdout?.setEncoding('utf8').on('data', (chunk: string) => stdout.push(chunk));
       child.stderr?.setEncoding('utf8').on('data', (chunk: string) => stderr.push(chunk));
       const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
-      const outcome = await Promise.race([waitForProcess(child, opts.timeoutMs, ctx.signal), spawnError]);
+      const outcome = await Promise.race([waitForProcess(proc, opts.timeoutMs, ctx.signal), spawnError]);
       if (outcome instanceof Error) {
+        await proc.dispose();
         throw new HarnessError('tool-unavailable', `execute_command could not start ${opts.shell}: ${outcome.message}.`, { cause: outcome });
       }
       const files = await recordChanges(ctx, 'execute_command', before);

@@ -1,13 +1,13 @@
-import { spawnSync, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
 import { z } from 'zod';
 import { DEFAULTS } from '../../defaults.js';
 import { HarnessError } from '../../errors.js';
 import { defineTool } from '../define-tool.js';
 import type { Tool, ToolContext } from '../types.js';
 import { requireApproval, type ApproveFn } from './command-policy.js';
-import { OutputCapture, recordChanges } from './execute-command.js';
-import { killProcessTree, sandboxStatus, scrubEnv, snapshotFiles, spawnInWorkspace, type SandboxMode, type SandboxStatus } from './sandbox.js';
+import { recordChanges } from './execute-command.js';
+import { DEFAULT_MAX_PROCESSES, sandboxStatus, snapshotFiles, type SandboxMode, type SandboxStatus } from './sandbox.js';
+import { PythonSession } from './sandbox/python-session.js';
 import { parseOptions } from './search-providers/http.js';
 
 /** Options of {@link pythonInterpreterTool}. */
@@ -35,8 +35,18 @@ export interface PythonInterpreterToolOptions {
    * @defaultValue 20000
    */
   maxOutputChars?: number;
-  /** Variables added to the scrubbed environment. */
+  /** Variables set in the session's environment (passed as given, secrets included). */
   env?: Record<string, string>;
+  /**
+   * Names of the harness's own environment variables to pass on, beyond the allow-list (`PATH`, `LANG`, `LC_*`, `TZ`).
+   * @defaultValue []
+   */
+  passEnv?: string[];
+  /**
+   * Processes one session may run at once, where the sandbox can enforce it (see `sandbox.processLimit`).
+   * @defaultValue 256
+   */
+  maxProcesses?: number;
 }
 
 const OptionsSchema = z.object({
@@ -48,205 +58,53 @@ const OptionsSchema = z.object({
   approve: z.custom<ApproveFn>((value) => typeof value === 'function', 'must be a function').optional(),
   maxOutputChars: z.number().int().min(200).max(10_000_000).default(20_000),
   env: z.record(z.string(), z.string()).default({}),
+  passEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be environment variable names')).default([]),
+  maxProcesses: z.number().int().min(16).max(100_000).default(DEFAULT_MAX_PROCESSES),
 });
-type Resolved = z.output<typeof OptionsSchema>;
 
 const PythonInput = z.object({
   code: z.string().default('').describe('Python code to run. The value of a final expression is shown, like in a notebook.'),
   reset: z.boolean().optional().describe('Start a fresh session (all variables are lost) before running the code.'),
 });
 
-/**
- * The driver running inside python3: reads one JSON request per line from the real stdin, runs it in a persistent
- * namespace, and ends each reply with a marker line on stdout (carrying the result) and on stderr.
- */
-const DRIVER = String.raw`
-import ast, json, os, sys, traceback
-_mark = sys.argv[1]
-_requests = sys.stdin
-sys.stdin = open(os.devnull)
-_ns = {'__name__': '__main__', '__builtins__': __builtins__}
-def _run(code):
-    try:
-        tree = ast.parse(code, '<cell>', 'exec')
-        last = None
-        if tree.body and isinstance(tree.body[-1], ast.Expr):
-            last = ast.Expression(tree.body.pop().value)
-        exec(compile(tree, '<cell>', 'exec'), _ns)
-        if last is not None:
-            value = eval(compile(last, '<cell>', 'eval'), _ns)
-            if value is not None:
-                text = repr(value)
-                return (text if len(text) <= 20000 else text[:20000] + '...'), None
-        return None, None
-    except SystemExit as exc:
-        return None, 'SystemExit: %r' % (exc.code,)
-    except BaseException:
-        kind, exc, tb = sys.exc_info()
-        return None, ''.join(traceback.format_exception(kind, exc, tb.tb_next if tb is not None else None))
-while True:
-    line = _requests.readline()
-    if not line:
-        break
-    result, error = _run(json.loads(line)['code'])
-    sys.stdout.flush()
-    sys.stderr.flush()
-    sys.__stdout__.write('\n' + _mark + json.dumps({'result': result, 'error': error}) + '\n')
-    sys.__stdout__.flush()
-    sys.__stderr__.write('\n' + _mark + '\n')
-    sys.__stderr__.flush()
-`;
-
-interface CellReply {
-  stdout: string;
-  stderr: string;
-  result: string | null;
-  error: string | null;
-  /** Set when the session ended: timeout, abort or the process exiting. */
-  ended?: 'timeout' | 'aborted' | 'exited';
-  exitCode?: number | null;
-}
-
-/** One persistent python3 process. */
-class PythonSession {
-  private readonly child: ChildProcess;
-  private readonly marker = `__HH_${randomBytes(8).toString('hex')}__`;
-  private stdoutBuffer = '';
-  private stderrBuffer = '';
-  private exited = false;
-  private exitCode: number | null = null;
-  private waiter: (() => void) | undefined;
-  private queue: Promise<unknown> = Promise.resolve();
-
-  constructor(opts: Resolved, status: SandboxStatus, root: string) {
-    this.child = spawnInWorkspace(opts.python, ['-u', '-c', DRIVER, this.marker], {
-      workspaceRoot: root,
-      sandbox: status,
-      allowNetwork: opts.allowNetwork,
-      env: { ...scrubEnv(), MPLBACKEND: 'Agg', PYTHONDONTWRITEBYTECODE: '1', PYTHONIOENCODING: 'utf-8', ...opts.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    this.child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-      this.stdoutBuffer += chunk;
-      this.waiter?.();
-    });
-    this.child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-      this.stderrBuffer += chunk;
-      this.waiter?.();
-    });
-    this.child.stdin?.on('error', () => undefined);
-    this.child.once('error', () => this.onExit(null));
-    this.child.once('close', (code) => this.onExit(code));
-  }
-
-  get alive(): boolean {
-    return !this.exited;
-  }
-
-  private onExit(code: number | null): void {
-    this.exited = true;
-    this.exitCode = code;
-    this.waiter?.();
-  }
-
-  kill(): void {
-    killProcessTree(this.child);
-  }
-
-  /** Runs one cell; calls are queued so that parallel tool calls in one scope do not interleave. */
-  run(code: string, timeoutMs: number, signal: AbortSignal, maxChars: number): Promise<CellReply> {
-    const next = this.queue.then(() => this.runNow(code, timeoutMs, signal, maxChars));
-    this.queue = next.catch(() => undefined);
-    return next;
-  }
-
-  private runNow(code: string, timeoutMs: number, signal: AbortSignal, maxChars: number): Promise<CellReply> {
-    const stdout = new OutputCapture(maxChars);
-    const stderr = new OutputCapture(maxChars);
-    return new Promise((resolve) => {
-      let ended: CellReply['ended'];
-      const stdoutEnd = `\n${this.marker}`;
-      const stderrEnd = `\n${this.marker}\n`;
-      let reply: { result: string | null; error: string | null } | undefined;
-      let stderrDone = false;
-      const finish = (): void => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-        this.waiter = undefined;
-        const out: CellReply = { stdout: stdout.toString(), stderr: stderr.toString(), result: reply?.result ?? null, error: reply?.error ?? null };
-        if (ended) out.ended = ended;
-        if (ended === 'exited') out.exitCode = this.exitCode;
-        resolve(out);
-      };
-      const pump = (): void => {
-        if (!reply) {
-          const at = this.stdoutBuffer.indexOf(stdoutEnd);
-          const lineEnd = at < 0 ? -1 : this.stdoutBuffer.indexOf('\n', at + stdoutEnd.length);
-          if (lineEnd >= 0) {
-            stdout.push(this.stdoutBuffer.slice(0, at));
-            reply = JSON.parse(this.stdoutBuffer.slice(at + stdoutEnd.length, lineEnd)) as { result: string | null; error: string | null };
-            this.stdoutBuffer = this.stdoutBuffer.slice(lineEnd + 1);
-          } else {
-            // Keep a possible partial marker buffered; pass the rest on.
-            const keep = Math.max(0, this.stdoutBuffer.length - stdoutEnd.length);
-            if (at < 0 && keep > 0) {
-              stdout.push(this.stdoutBuffer.slice(0, keep));
-              this.stdoutBuffer = this.stdoutBuffer.slice(keep);
-            }
-          }
-        }
-        if (!stderrDone) {
-          const at = this.stderrBuffer.indexOf(stderrEnd);
-          if (at >= 0) {
-            stderr.push(this.stderrBuffer.slice(0, at));
-            this.stderrBuffer = this.stderrBuffer.slice(at + stderrEnd.length);
-            stderrDone = true;
-          } else {
-            const keep = Math.max(0, this.stderrBuffer.length - stderrEnd.length);
-            if (keep > 0) {
-              stderr.push(this.stderrBuffer.slice(0, keep));
-              this.stderrBuffer = this.stderrBuffer.slice(keep);
-            }
-          }
-        }
-        if (reply && stderrDone) finish();
-        else if (this.exited) {
-          stdout.push(this.stdoutBuffer);
-          stderr.push(this.stderrBuffer);
-          this.stdoutBuffer = '';
-          this.stderrBuffer = '';
-          ended ??= 'exited';
-          finish();
-        }
-      };
-      const onAbort = (): void => {
-        ended = 'aborted';
-        this.kill();
-      };
-      const timer = setTimeout(() => {
-        ended = 'timeout';
-        this.kill();
-      }, timeoutMs);
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.waiter = pump;
-      if (signal.aborted) onAbort();
-      else if (this.exited) pump();
-      else this.child.stdin?.write(`${JSON.stringify({ code })}\n`);
-    });
-  }
-}
-
 /** Throws `HarnessError('tool-unavailable')` unless `python` runs and is Python 3. */
-function checkPython(python: string): void {
-  const probe = spawnSync(python, ['-c', 'import sys; print(sys.version_info[0])'], { encoding: 'utf8', timeout: 15_000 });
-  if (probe.error || probe.status !== 0 || probe.stdout.trim() !== '3') {
-    const why = probe.error ? probe.error.message : probe.status !== 0 ? `exit status ${String(probe.status)}` : `it is Python ${probe.stdout.trim()}`;
+/** Where the interpreter lives: its executable and installation prefixes (bound read-only into the sandbox). */
+interface PythonInstall {
+  executable: string;
+  prefixes: string[];
+}
+
+const PROBE = 'import json, sys; print(json.dumps([sys.version_info[0], sys.executable, sys.prefix, sys.base_prefix]))';
+
+/** Finds `python` and returns where it lives; throws `HarnessError('tool-unavailable')` unless it runs and is Python 3. */
+function checkPython(python: string): PythonInstall {
+  const probe = spawnSync(python, ['-c', PROBE], { encoding: 'utf8', timeout: 15_000 });
+  let facts: unknown;
+  try {
+    facts = JSON.parse(probe.stdout);
+  } catch {
+    facts = undefined;
+  }
+  const [major, executable, prefix, basePrefix] = Array.isArray(facts) ? (facts as unknown[]) : [];
+  if (probe.error || probe.status !== 0 || major !== 3 || typeof executable !== 'string' || !executable) {
+    const why = probe.error
+      ? probe.error.message
+      : probe.status !== 0
+        ? `exit status ${String(probe.status)}`
+        : `it is Python ${String(major ?? probe.stdout.trim())}`;
     throw new HarnessError(
       'tool-unavailable',
       `python_interpreter needs Python 3, but "${python}" cannot be used (${why}). Install it (Debian/Ubuntu: apt-get install python3; ` +
         'macOS: brew install python), pass its path as option "python", or leave the python_interpreter tool out.',
     );
   }
+  const prefixes = [prefix, basePrefix].filter((dir): dir is string => typeof dir === 'string' && dir !== '' && !isSystemDir(dir));
+  return { executable, prefixes: [...new Set(prefixes)] };
+}
+
+/** True for directories the sandbox shows anyway. */
+function isSystemDir(dir: string): boolean {
+  return ['/usr', '/bin', '/lib', '/lib64', '/sbin'].some((system) => dir === system || dir.startsWith(`${system}/`));
 }
 
 /** `pythonInterpreterTool()`'s tool, with the sandbox status the harness reports. */
@@ -268,19 +126,28 @@ export type PythonInterpreterTool = Tool<z.output<typeof PythonInput>> & {
  */
 export function pythonInterpreterTool(options: PythonInterpreterToolOptions = {}): PythonInterpreterTool {
   const opts = parseOptions(OptionsSchema, options, 'pythonInterpreterTool');
-  checkPython(opts.python);
+  const install = checkPython(opts.python);
   const status = sandboxStatus(opts.sandbox, opts.bwrapPath);
-  const sessions = new Map<string, PythonSession>();
+  // Keyed by the loop's own identity object, never by runId (callers choose runIds and may reuse them at once).
+  const sessions = new WeakMap<object, PythonSession>();
 
   const session = (ctx: ToolContext, reset: boolean): PythonSession => {
-    const key = `${ctx.runId}\u0000${ctx.scope}`;
+    const key = ctx.scopeKey ?? ctx;
     let current = sessions.get(key);
     if (current && (reset || !current.alive)) {
       current.kill();
       current = undefined;
     }
     if (!current) {
-      const created = new PythonSession(opts, status, ctx.workspace.root);
+      const created = new PythonSession(install.executable, {
+        workspaceRoot: ctx.workspace.root,
+        sandbox: status,
+        allowNetwork: opts.allowNetwork,
+        passEnv: opts.passEnv,
+        env: { MPLBACKEND: 'Agg', PYTHONDONTWRITEBYTECODE: '1', PYTHONIOENCODING: 'utf-8', ...opts.env },
+        readOnlyPaths: install.prefixes,
+        maxProcesses: opts.maxProcesses,
+      });
       if (!sessions.has(key)) {
         ctx.onScopeEnd(() => {
           sessions.get(key)?.kill();
@@ -327,6 +194,11 @@ export function pythonInterpreterTool(options: PythonInterpreterToolOptions = {}
         lines.push('Aborted; the Python session was killed (variables are lost).');
       } else if (reply.ended === 'exited') {
         lines.push(`The Python process exited (code ${String(reply.exitCode)}); the next call starts a fresh session (variables are lost).`);
+      } else if (reply.ended === 'protocol') {
+        lines.push(
+          `The Python session was ended: it sent ${reply.protocolError ?? 'an invalid message'} on the harness's result channel. ` +
+            'The next call starts a fresh session (variables are lost).',
+        );
       }
       if (lines.length === 0 || (lines.length === 1 && reset)) lines.push('(no output)');
       if (files.length > 0) lines.push(`Files created or changed: ${files.join(', ')}`);

@@ -1,13 +1,27 @@
 /**
- * Sandboxing of shell commands and Python with bubblewrap (`bwrap`): the workspace read-write at its own path,
- * the rest of the file system read-only, a fresh `/tmp`, `/proc` and `/dev`, no network unless allowed, the
- * environment scrubbed of secrets, and the whole process tree killed with its parent.
+ * Sandboxing of shell commands and Python with bubblewrap (`bwrap`): the workspace read-write at its own path, the
+ * system directories read-only and nothing else of the host, a private `/tmp`, `/proc` and `/dev`, no capabilities,
+ * no network unless allowed, an allow-listed environment, a process limit, and every process a command started
+ * killed when it ends. Details: docs/security.md.
  * @module
  */
 import { spawn, spawnSync, type ChildProcess, type StdioOptions } from 'node:child_process';
+import { lstatSync, mkdirSync } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { HarnessError } from '../../errors.js';
+import { Containment, PROCESS_TOKEN_ENV, processLimitKind, type ProcessLimitKind } from './sandbox/containment.js';
+import { commandEnv } from './sandbox/environment.js';
+import { baseSandboxArgs, HARNESS_STATE_DIR, sandboxArgs } from './sandbox/mounts.js';
+
+export { sandboxArgs, type SandboxArgsOptions } from './sandbox/mounts.js';
+export type { ProcessLimitKind } from './sandbox/containment.js';
+
+/**
+ * Processes one command (with everything it starts) may run at once, where a limit can be enforced.
+ * @defaultValue 256
+ */
+export const DEFAULT_MAX_PROCESSES = 256;
 
 /** `auto`: bwrap when it works here, else no sandbox and every command needs approval; `bwrap`: require it; `none`: run on the host (explicit opt-out). */
 export type SandboxMode = 'auto' | 'bwrap' | 'none';
@@ -30,6 +44,8 @@ export interface SandboxStatus {
   requiresApproval: boolean;
   /** Human-readable explanation; set as `warning` when the user should know. */
   reason: string;
+  /** How the number of processes per command is bounded: a pids cgroup, `RLIMIT_NPROC` in the sandbox, or not at all. */
+  processLimit: ProcessLimitKind;
   warning?: string;
   bwrapPath: string;
 }
@@ -43,11 +59,11 @@ const probes = new Map<string, BwrapProbe>();
 export function probeBwrap(bwrapPath = 'bwrap'): BwrapProbe {
   const cached = probes.get(bwrapPath);
   if (cached) return cached;
-  const result = spawnSync(
-    bwrapPath,
-    ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--unshare-net', '--unshare-pid', '--die-with-parent', 'true'],
-    { timeout: 10_000, encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+  const result = spawnSync(bwrapPath, [...baseSandboxArgs(false), 'true'], {
+    timeout: 10_000,
+    encoding: 'utf8',
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let probe: BwrapProbe;
   if (result.error && (result.error as NodeJS.ErrnoException).code === 'ENOENT') {
     probe = {
@@ -80,12 +96,22 @@ export function sandboxStatus(mode: SandboxMode = 'auto', bwrapPath = 'bwrap'): 
       active: false,
       requiresApproval: false,
       bwrapPath,
+      processLimit: processLimitKind(false),
       reason: "sandbox disabled (sandbox: 'none')",
       warning: "Sandbox disabled (sandbox: 'none'): shell commands and Python run on the host, limited only by the command policy.",
     };
   }
   const probe = probeBwrap(bwrapPath);
-  if (probe.available) return { mode, active: true, requiresApproval: false, bwrapPath, reason: probe.reason };
+  if (probe.available) {
+    const processLimit = processLimitKind(true);
+    const status: SandboxStatus = { mode, active: true, requiresApproval: false, bwrapPath, reason: probe.reason, processLimit };
+    if (processLimit === 'none') {
+      status.warning =
+        'The sandbox cannot limit the number of processes here (running as root without a writable pids cgroup): ' +
+        'a fork bomb in a command can exhaust the machine until its timeout.';
+    }
+    return status;
+  }
   if (mode === 'bwrap') {
     throw new HarnessError('tool-unavailable', `sandbox: 'bwrap' was requested but ${probe.reason}. Or pass sandbox: 'auto' or 'none'.`);
   }
@@ -94,6 +120,7 @@ export function sandboxStatus(mode: SandboxMode = 'auto', bwrapPath = 'bwrap'): 
     active: false,
     requiresApproval: true,
     bwrapPath,
+    processLimit: processLimitKind(false),
     reason: probe.reason,
     warning: `No sandbox: ${probe.reason}. Shell commands and Python run on the host and each one needs approval; pass sandbox: 'none' to opt out explicitly.`,
   };
@@ -102,7 +129,10 @@ export function sandboxStatus(mode: SandboxMode = 'auto', bwrapPath = 'bwrap'): 
 /** Environment names treated as secrets and removed before a command runs. */
 export const SECRET_ENV_PATTERN = /KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|PRIVATE|DATABASE_URL/i;
 
-/** A copy of `env` without variables whose names look like secrets (`OPENAI_API_KEY`, `GITHUB_TOKEN`, …); `keep` lists names to keep anyway. */
+/**
+ * A copy of `env` without variables whose names look like secrets (`OPENAI_API_KEY`, `GITHUB_TOKEN`, …); `keep` lists
+ * names to keep anyway. The built-in tools no longer use it: their commands get an allow-listed environment.
+ */
 export function scrubEnv(env: NodeJS.ProcessEnv = process.env, keep: readonly string[] = []): Record<string, string> {
   const clean: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
@@ -113,57 +143,76 @@ export function scrubEnv(env: NodeJS.ProcessEnv = process.env, keep: readonly st
   return clean;
 }
 
-/** Options of {@link sandboxArgs}. */
-export interface SandboxArgsOptions {
-  /** Absolute real path of the workspace; bound read-write at the same path. */
-  workspaceRoot: string;
-  /** Working directory inside the sandbox (defaults to the workspace). */
-  cwd?: string;
-  allowNetwork: boolean;
-}
-
-/** The bwrap arguments (before `--` and the command) for a command in the workspace. */
-export function sandboxArgs(options: SandboxArgsOptions): string[] {
-  const args = [
-    '--ro-bind', '/', '/',
-    '--dev', '/dev',
-    '--proc', '/proc',
-    '--tmpfs', '/tmp',
-    // Bound after the fresh /tmp so that a workspace under /tmp stays the real directory.
-    '--bind', options.workspaceRoot, options.workspaceRoot,
-    '--chdir', options.cwd ?? options.workspaceRoot,
-    '--unshare-pid',
-    '--unshare-ipc',
-    '--die-with-parent',
-    '--new-session',
-  ];
-  if (!options.allowNetwork) args.push('--unshare-net');
-  return args;
-}
-
 /** Options of {@link spawnInWorkspace}. */
 export interface SpawnInWorkspaceOptions {
   workspaceRoot: string;
   cwd?: string;
   sandbox: SandboxStatus;
   allowNetwork: boolean;
-  env: Record<string, string>;
+  /** Names passed on from the harness's environment, beyond the allow-list. */
+  passEnv?: readonly string[];
+  /** Variables set explicitly. */
+  env?: Record<string, string>;
+  /** Host paths bound read-only into the sandbox (e.g. the Python installation). */
+  readOnlyPaths?: readonly string[];
+  /** @defaultValue {@link DEFAULT_MAX_PROCESSES} */
+  maxProcesses?: number;
   stdio?: StdioOptions;
 }
 
+/** A started command: its direct child and the means to end everything it started. */
+export interface WorkspaceProcess {
+  readonly child: ChildProcess;
+  /** The value of `HORIZON_HARNESS_PROCESS_TOKEN` every process of this command inherits. */
+  readonly token: string;
+  /** SIGKILLs the process group, the token-carrying processes and the cgroup's processes. */
+  kill(): void;
+  /** Kills everything left and releases the cgroup; call once the command has ended. */
+  dispose(): Promise<void>;
+}
+
+/** Makes sure `.harness/` is a real directory, so that bwrap can bind it read-only and no symlink stands in for it. */
+function ensureStateDir(root: string): void {
+  const dir = path.join(root, HARNESS_STATE_DIR);
+  try {
+    mkdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  if (!lstatSync(dir).isDirectory()) {
+    throw new HarnessError(
+      'policy-denied',
+      `The workspace's "${HARNESS_STATE_DIR}" is not a directory (a symlink or file stands there), so the sandbox cannot protect it; remove it and retry.`,
+    );
+  }
+}
+
 /**
- * Spawns a program in the workspace, inside bwrap when the sandbox is active, as the leader of its own process
- * group so that {@link killProcessTree} can end everything it started.
+ * Spawns a program in the workspace, inside bwrap when the sandbox is active, with the allow-listed environment,
+ * tagged with a per-call token, in a pids cgroup or under `RLIMIT_NPROC` when available, and as the leader of its
+ * own process group.
  */
-export function spawnInWorkspace(command: string, args: readonly string[], options: SpawnInWorkspaceOptions): ChildProcess {
-  const cwd = options.cwd ?? options.workspaceRoot;
-  const env = options.sandbox.active
-    ? { ...options.env, TMPDIR: '/tmp', MPLCONFIGDIR: '/tmp/.matplotlib', XDG_CACHE_HOME: '/tmp/.cache' }
-    : options.env;
-  const [program, argv] = options.sandbox.active
-    ? [options.sandbox.bwrapPath, [...sandboxArgs({ workspaceRoot: options.workspaceRoot, cwd, allowNetwork: options.allowNetwork }), '--', command, ...args]]
-    : [command, [...args]];
-  return spawn(program, argv, { cwd, env, detached: true, stdio: options.stdio ?? ['ignore', 'pipe', 'pipe'] });
+export function spawnInWorkspace(command: string, args: readonly string[], options: SpawnInWorkspaceOptions): WorkspaceProcess {
+  const root = options.workspaceRoot;
+  const cwd = options.cwd ?? root;
+  const active = options.sandbox.active;
+  if (active) ensureStateDir(root);
+  const containment = new Containment(options.sandbox.processLimit, options.maxProcesses ?? DEFAULT_MAX_PROCESSES);
+  const env = {
+    ...commandEnv({ workspaceRoot: root, sandboxed: active, passEnv: options.passEnv, env: options.env }),
+    [PROCESS_TOKEN_ENV]: containment.token,
+  };
+  const inner = containment.innerCommand([command, ...args]);
+  const argv = active
+    ? [options.sandbox.bwrapPath, ...sandboxArgs({ workspaceRoot: root, cwd, allowNetwork: options.allowNetwork, readOnlyPaths: options.readOnlyPaths }), '--', ...inner]
+    : inner;
+  const [program, ...rest] = containment.outerCommand(argv) as [string, ...string[]];
+  const child = spawn(program, rest, { cwd, env, detached: true, stdio: options.stdio ?? ['ignore', 'pipe', 'pipe'] });
+  const kill = (): void => {
+    killProcessTree(child);
+    containment.killAll();
+  };
+  return { child, token: containment.token, kill, dispose: () => containment.dispose() };
 }
 
 /** Kills a process and its whole process group (spawned with `detached: true`). */

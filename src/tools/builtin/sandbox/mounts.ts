@@ -1,0 +1,92 @@
+/**
+ * The bubblewrap file-system view: the workspace read-write, the system directories a program needs read-only, a
+ * small `/etc` subset, a private `/tmp`, `/dev` and `/proc` — and nothing else (no home directories, no `/root`).
+ * @module
+ */
+import { lstatSync, readlinkSync } from 'node:fs';
+import path from 'node:path';
+
+/** The harness's own state folder inside the workspace; sandboxed code sees it read-only. */
+export const HARNESS_STATE_DIR = '.harness';
+
+/** Top-level system directories bound read-only (or recreated as the same symlink, e.g. `/bin -> usr/bin`). */
+const SYSTEM_DIRS = ['usr', 'bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'] as const;
+
+/**
+ * The `/etc` entries a program needs: the dynamic linker's configuration, TLS certificates, locale and time zone,
+ * user and group *names* (`passwd`, `group`; never `shadow`, `gshadow` or `sudoers`), name resolution, and the
+ * Debian `alternatives` symlinks many commands go through. Missing entries are skipped.
+ */
+export const SANDBOX_ETC_ENTRIES: readonly string[] = Object.freeze([
+  'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d',
+  'ssl/certs', 'ssl/openssl.cnf', 'ca-certificates', 'ca-certificates.conf', 'pki/tls/certs', 'pki/ca-trust',
+  'localtime', 'timezone', 'locale.alias', 'locale.conf', 'default/locale',
+  'passwd', 'group', 'nsswitch.conf',
+  'hosts', 'resolv.conf', 'host.conf', 'gai.conf', 'services', 'protocols',
+  'alternatives', 'mime.types', 'magic', 'fonts',
+]);
+
+/** Options of {@link sandboxArgs}. */
+export interface SandboxArgsOptions {
+  /** Absolute real path of the workspace; bound read-write at the same path. */
+  workspaceRoot: string;
+  /** Working directory inside the sandbox (defaults to the workspace). */
+  cwd?: string;
+  allowNetwork: boolean;
+  /** More host paths bound read-only at the same path (e.g. a Python installation outside `/usr`); missing ones are skipped. */
+  readOnlyPaths?: readonly string[];
+}
+
+function systemDirArgs(): string[] {
+  const args: string[] = [];
+  for (const name of SYSTEM_DIRS) {
+    const host = `/${name}`;
+    let info: ReturnType<typeof lstatSync>;
+    try {
+      info = lstatSync(host);
+    } catch {
+      continue;
+    }
+    if (info.isSymbolicLink()) args.push('--symlink', readlinkSync(host), host);
+    else if (info.isDirectory()) args.push('--ro-bind', host, host);
+  }
+  return args;
+}
+
+/** The bwrap arguments of the sandbox without the workspace: system directories, `/etc` subset, fresh `/dev`, `/proc`, `/tmp`, namespaces. */
+export function baseSandboxArgs(allowNetwork: boolean, readOnlyPaths: readonly string[] = []): string[] {
+  const args = [
+    ...systemDirArgs(),
+    ...SANDBOX_ETC_ENTRIES.flatMap((entry) => ['--ro-bind-try', `/etc/${entry}`, `/etc/${entry}`]),
+    ...readOnlyPaths.flatMap((extra) => ['--ro-bind-try', extra, extra]),
+    '--dev', '/dev',
+    '--proc', '/proc',
+    '--tmpfs', '/tmp',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    // As root, bwrap would otherwise hand every capability to the sandbox (mknod a disk device, mount, ptrace, …).
+    '--cap-drop', 'ALL',
+    '--die-with-parent',
+    '--new-session',
+  ];
+  if (!allowNetwork) args.push('--unshare-net');
+  return args;
+}
+
+/** The bwrap arguments (before `--` and the command) for a command in the workspace. */
+export function sandboxArgs(options: SandboxArgsOptions): string[] {
+  const root = options.workspaceRoot;
+  const state = path.join(root, HARNESS_STATE_DIR);
+  return [
+    ...baseSandboxArgs(options.allowNetwork, options.readOnlyPaths),
+    // After the fresh /tmp, so that a workspace under /tmp stays the real directory.
+    '--bind', root, root,
+    // Over the workspace bind: sandboxed code cannot change the harness's state or plant symlinks in it.
+    '--ro-bind', state, state,
+    '--chdir', options.cwd ?? root,
+    // Last, once every mount point exists: the sandbox's own root (where /etc, /home, … would be) is read-only too.
+    '--remount-ro', '/',
+  ];
+}
