@@ -88,7 +88,7 @@ export class HarnessError extends Error {
    * `instanceof HarnessError` recognises every copy's errors by their mark, since a process may load the library
    * twice (ESM and CommonJS); subclasses keep the ordinary prototype check.
    */
-  static [Symbol.hasInstance](value: unknown): boolean {
+  static override [Symbol.hasInstance](value: unknown): boolean {
     return this === HarnessError ? HarnessError.isInstance(value) : Function.prototype[Symbol.hasInstance].call(this, value);
   }
 }

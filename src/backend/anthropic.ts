@@ -2,16 +2,19 @@
  * `anthropic()`: an {@link LlmBackend} over the Anthropic Messages API.
  * @module
  */
+import { inspect, type InspectOptions } from 'node:util';
 import { z } from 'zod';
 import { DEFAULTS } from '../defaults.js';
 import { HarnessError } from '../errors.js';
 import { withAdaptation } from './adaptation.js';
-import { bodyBytes, postJson, readJson, withRetry, type OpenResponse, type PostSettings, type RetrySettings } from './http.js';
-import { inBodyError, type ErrorContext } from './http-errors.js';
-import { baseUrlSchema, commonFields, makeDispatcher, parseOptions, retrySettings } from './options.js';
+import type { OpenResponse } from './http.js';
+import { inBodyError } from './http-errors.js';
+import { backendView, HttpTransport, type BackendView } from './http-transport.js';
+import { baseUrlSchema, commonFields, parseOptions, retrySettings } from './options.js';
+import { readAnswerBody } from './response-body.js';
 import { SamplingPolicy, type SamplingRule } from './sampling.js';
 import { parseSse } from './sse.js';
-import { StreamAssembler, type OpenToolCall } from './stream-assembler.js';
+import { finishOf, partsOf, StreamAssembler, type OpenToolCall } from './stream-assembler.js';
 import type { ContentPart, FinishReason, GenerateRequest, GenerateResult, LlmBackend, Message, StreamPart, Usage } from './types.js';
 
 /** The `anthropic-version` header the adapter speaks. */
@@ -145,63 +148,72 @@ class AnthropicBackend implements LlmBackend {
   readonly modelId: string;
   readonly contextWindow: number;
   readonly supportsImages?: boolean;
-  private readonly options: z.output<typeof AnthropicOptionsSchema>;
-  private readonly post: PostSettings;
-  private readonly retry: RetrySettings;
+  readonly streaming: boolean;
   private readonly sampling: SamplingPolicy;
-  private readonly errors: ErrorContext = {
-    provider: 'anthropic',
-    credentialHint: 'set ANTHROPIC_API_KEY or pass the `apiKey` option of anthropic()',
-  };
+  // Private (#) fields: the options and the transport hold the api key and headers, which must never print.
+  readonly #options: z.output<typeof AnthropicOptionsSchema>;
+  readonly #http: HttpTransport;
 
   constructor(input: AnthropicOptions) {
-    this.options = parseOptions('anthropic', AnthropicOptionsSchema, input);
-    const apiKey = this.options.apiKey ?? process.env.ANTHROPIC_API_KEY;
+    this.#options = parseOptions('anthropic', AnthropicOptionsSchema, input);
+    const apiKey = this.#options.apiKey ?? process.env.ANTHROPIC_API_KEY;
     if (!apiKey) {
       throw new HarnessError('invalid-options', 'Invalid anthropic() options: `apiKey` is required; pass it or set ANTHROPIC_API_KEY.');
     }
-    const { baseURL, model, contextWindow, timeoutMs, headers } = this.options;
+    const { baseURL, model, contextWindow, headers } = this.#options;
     this.modelId = model;
     this.contextWindow = contextWindow;
-    this.supportsImages = this.options.supportsImages;
-    this.sampling = new SamplingPolicy(this.options.sampling, anthropicSamplingRule(model));
-    this.post = {
+    this.supportsImages = this.#options.supportsImages;
+    this.streaming = this.#options.stream;
+    this.sampling = new SamplingPolicy(this.#options.sampling, anthropicSamplingRule(model));
+    this.#http = new HttpTransport({
+      ...this.#options,
       url: baseURL.endsWith('/v1') ? `${baseURL}/messages` : `${baseURL}/v1/messages`,
+      apiKey,
       headers: { 'x-api-key': apiKey, 'anthropic-version': ANTHROPIC_VERSION, ...headers },
-      timeoutMs,
-      dispatcher: makeDispatcher(this.options.dispatcher, timeoutMs),
-      errors: this.errors,
-    };
-    this.retry = retrySettings(this.options);
+      retry: retrySettings(this.#options),
+      errors: { provider: 'anthropic', credentialHint: 'set ANTHROPIC_API_KEY or pass the `apiKey` option of anthropic()' },
+    });
   }
 
   async generate(request: GenerateRequest): Promise<GenerateResult> {
-    return withAdaptation(
-      () => this.buildBody(request, this.options.stream),
-      (body) =>
-        withRetry(
-          async () => {
-            const open = await postJson(this.post, body, request.signal);
-            if (!this.options.stream) return this.parseResponse(await readJson(open, this.errors));
-            let finish: GenerateResult | undefined;
-            for await (const part of this.readStream(open)) if (part.type === 'finish') finish = part.result;
-            if (finish === undefined) throw new HarnessError('invalid-response', 'anthropic stream ended without a result.');
-            return finish;
-          },
-          this.retry,
-          request.signal,
-        ),
-      (errorBody, sent) => this.sampling.learn(errorBody, sent),
-    );
+    try {
+      return await withAdaptation(
+        () => this.buildBody(request, this.#options.stream),
+        (body) => this.#http.send(body, request, async (open) => finishOf(await this.openParts(open), this.provider)),
+        (errorBody, sent) => this.sampling.learn(errorBody, sent),
+      );
+    } catch (error) {
+      throw this.#http.redact(error);
+    }
   }
 
   async *stream(request: GenerateRequest): AsyncGenerator<StreamPart> {
-    const open = await withAdaptation(
-      () => this.buildBody(request, true),
-      (body) => withRetry(() => postJson(this.post, body, request.signal), this.retry, request.signal),
-      (errorBody, sent) => this.sampling.learn(errorBody, sent),
-    );
-    yield* this.readStream(open);
+    try {
+      const parts = await withAdaptation(
+        () => this.buildBody(request, true),
+        (body) => this.#http.send(body, request, (open) => this.openParts(open)),
+        (errorBody, sent) => this.sampling.learn(errorBody, sent),
+      );
+      yield* parts;
+    } catch (error) {
+      throw this.#http.redact(error);
+    }
+  }
+
+  /** What the backend shows of itself: never the api key or the headers. */
+  toJSON(): BackendView {
+    return backendView(this, this.#http.url.replace(/\/(v1\/)?messages$/, ''));
+  }
+
+  [inspect.custom](_depth: number, options: InspectOptions): string {
+    return `AnthropicBackend ${inspect(this.toJSON(), options)}`;
+  }
+
+  /** The parts of a 2xx answer: streamed from an event stream, replayed from a JSON message. */
+  private async openParts(open: OpenResponse): Promise<AsyncIterable<StreamPart> | Iterable<StreamPart>> {
+    const body = await readAnswerBody(open, this.#http.errors);
+    return body.kind === 'json' ? partsOf(this.parseResponse(body.value)) : this.readSse(body.bytes);
   }
 
   private buildBody(request: GenerateRequest, stream: boolean): Record<string, unknown> {
@@ -216,7 +228,7 @@ class AnthropicBackend implements LlmBackend {
     const systemText = [system, formatText].filter((text) => text !== '').join('\n\n');
     const body: Record<string, unknown> = {
       model: this.modelId,
-      max_tokens: request.maxOutputTokens ?? this.options.maxOutputTokens,
+      max_tokens: request.maxOutputTokens ?? this.#options.maxOutputTokens,
       messages,
       stream,
     };
@@ -236,7 +248,7 @@ class AnthropicBackend implements LlmBackend {
   private parseResponse(json: unknown): GenerateResult {
     const record = json as Record<string, unknown>;
     if (typeof record !== 'object' || record === null) throw new HarnessError('invalid-response', 'anthropic sent an empty response.');
-    if (record.type === 'error') throw inBodyError(record, this.errors);
+    if (record.type === 'error') throw inBodyError(record, this.#http.errors);
     const assembler = new StreamAssembler();
     for (const block of (record.content as Array<Record<string, unknown>> | undefined) ?? []) {
       if (block.type === 'text') assembler.addText(block.text);
@@ -251,25 +263,25 @@ class AnthropicBackend implements LlmBackend {
     return assembler.result('other');
   }
 
-  private async *readStream(open: OpenResponse): AsyncGenerator<StreamPart> {
+  private async *readSse(bytes: AsyncIterable<Uint8Array>): AsyncGenerator<StreamPart> {
     const assembler = new StreamAssembler();
     const blocks = new Map<number, { call: OpenToolCall; sawJson: boolean; initialInput: unknown }>();
     let stopped = false;
-    for await (const frame of parseSse(bodyBytes(open))) {
+    for await (const frame of parseSse(bytes)) {
       if (frame.data === '[DONE]') break;
       let event: Record<string, unknown>;
       try {
         event = JSON.parse(frame.data) as Record<string, unknown>;
       } catch (error) {
         // Some proxies put plain text in an `event: error` frame; it is still the provider's error, not bad data.
-        if (frame.event === 'error') throw inBodyError({ error: { message: frame.data } }, this.errors);
+        if (frame.event === 'error') throw inBodyError({ error: { message: frame.data } }, this.#http.errors);
         throw new HarnessError('invalid-response', `anthropic sent a stream frame that is not JSON: ${frame.data.slice(0, 200)}`, { cause: error });
       }
       const type = event.type ?? frame.event;
       const index = typeof event.index === 'number' ? event.index : -1;
       switch (type) {
         case 'error':
-          throw inBodyError(event, this.errors);
+          throw inBodyError(event, this.#http.errors);
         case 'message_start':
           assembler.usage = mapUsage((event.message as Record<string, unknown> | undefined)?.usage, assembler.usage);
           break;

@@ -4,6 +4,7 @@
  * @internal
  */
 import { HarnessError, ProviderHttpError, type HarnessErrorCode } from '../errors.js';
+import { UNREACHABLE } from './retry.js';
 
 /** What an adapter tells the error mapper about itself. @internal */
 export interface ErrorContext {
@@ -126,42 +127,69 @@ export function inBodyError(value: unknown, context: ErrorContext): HarnessError
   return new HarnessError('invalid-response', message, { cause: value });
 }
 
-const CONNECTION_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-]);
+/** Nothing answered at the address: retrying at once cannot help, the configuration (or the server) must change. */
+const UNREACHABLE_CODES: Record<string, string> = {
+  ECONNREFUSED: 'connection refused: nothing listens on that host and port',
+  ENOTFOUND: 'the host name does not resolve',
+  EAI_AGAIN: 'the host name could not be resolved (DNS lookup failed)',
+  EAI_NONAME: 'the host name does not resolve',
+  EHOSTUNREACH: 'no route to the host',
+  ENETUNREACH: 'the network is unreachable',
+  EHOSTDOWN: 'the host is down',
+  ENETDOWN: 'the network is down',
+  ETIMEDOUT: 'the connection attempt timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'the connection attempt timed out',
+  EPROTO: 'the TLS handshake failed: is it http:// or https://?',
+  ERR_SSL_WRONG_VERSION_NUMBER: 'the TLS handshake failed: is it http:// or https://?',
+  DEPTH_ZERO_SELF_SIGNED_CERT: "the server's TLS certificate is self-signed",
+  SELF_SIGNED_CERT_IN_CHAIN: "the server's TLS certificate chain is self-signed",
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: "the server's TLS certificate cannot be verified",
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: "the server's TLS certificate cannot be verified",
+  CERT_HAS_EXPIRED: "the server's TLS certificate has expired",
+  ERR_TLS_CERT_ALTNAME_INVALID: "the server's TLS certificate is for another host name",
+};
 
-function errorCodes(error: unknown): string[] {
+/** The connection broke after it was made: a new attempt may well succeed. */
+const BROKEN_CONNECTION_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+/** The `code`s along an error's `cause` chain (also inside an AggregateError's `errors`). @internal */
+export function errorCodes(error: unknown): string[] {
   const codes: string[] = [];
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && typeof current === 'object' && current !== null; depth += 1) {
+  const visit = (current: unknown, depth: number) => {
+    if (depth >= 6 || typeof current !== 'object' || current === null) return;
     const code = (current as { code?: unknown }).code;
     if (typeof code === 'string') codes.push(code);
-    current = (current as { cause?: unknown }).cause;
-  }
+    if (current instanceof AggregateError) for (const inner of current.errors) visit(inner, depth + 1);
+    visit((current as { cause?: unknown }).cause, depth + 1);
+  };
+  visit(error, 0);
   return codes;
 }
 
-/** Maps a thrown network error (undici `fetch failed`, `terminated`, socket errors) to a retryable 'connection' error. @internal */
+/**
+ * Maps a thrown network error (undici `fetch failed`, `terminated`, socket errors) to a `connection` error: not
+ * retryable and marked {@link UNREACHABLE} when nothing answered at `url` (the retry policy still makes a couple of
+ * quick attempts), retryable when an established connection broke.
+ * @internal
+ */
 export function networkError(error: unknown, context: ErrorContext, url: string): HarnessError {
   if (HarnessError.isInstance(error)) return error;
   const codes = errorCodes(error);
-  const known = codes.find((code) => CONNECTION_CODES.has(code));
+  const unreachable = codes.find((code) => code in UNREACHABLE_CODES);
+  if (unreachable !== undefined) {
+    const failure = new HarnessError(
+      'connection',
+      `Could not connect to ${context.provider} at ${url}: ${unreachable} (${UNREACHABLE_CODES[unreachable]}). Check the \`baseURL\` option (scheme, host, port and path) and that the server is running and reachable from this machine.`,
+      { cause: error },
+    );
+    Object.defineProperty(failure, UNREACHABLE, { value: true });
+    return failure;
+  }
+  const broken = codes.find((code) => BROKEN_CONNECTION_CODES.has(code));
   const isUndiciFailure = error instanceof TypeError && /fetch failed|terminated|other side closed/i.test(error.message);
-  const reason = known ?? (error instanceof Error ? error.message : String(error));
-  if (known !== undefined || isUndiciFailure) {
-    return new HarnessError('connection', `Could not reach ${context.provider} at ${url} (${reason}). Check the baseURL and that the server is running.`, {
+  const reason = broken ?? (error instanceof Error ? error.message : String(error));
+  if (broken !== undefined || isUndiciFailure) {
+    return new HarnessError('connection', `The connection to ${context.provider} at ${url} broke (${reason}).`, {
       retryable: true,
       cause: error,
     });

@@ -1,29 +1,42 @@
 /**
- * The HTTP plumbing shared by the adapters: one POST with timeout and abort, and retries with p-retry.
+ * The HTTP plumbing shared by the adapters: one POST with its timeouts and abort, and the dispatcher that carries
+ * the per-request first-byte and idle timeouts.
  * @module
  * @internal
  */
-import pRetry from 'p-retry';
-import { fetch, type Dispatcher, type Response } from 'undici';
-import { HarnessError, ProviderHttpError, toHarnessError } from '../errors.js';
-import { httpError, networkError, type ErrorContext } from './http-errors.js';
+import { Agent, fetch, type Dispatcher, type Response } from 'undici';
+import { HarnessError, ProviderHttpError } from '../errors.js';
+import { errorCodes, httpError, networkError, type ErrorContext } from './http-errors.js';
+import { displayUrl } from './redact.js';
 
-/** Backoff settings after option parsing. @internal */
-export interface RetrySettings {
-  maxRetries: number;
-  minTimeoutMs: number;
-  maxTimeoutMs: number;
-  /** A `Retry-After` longer than this is not waited for: the error is returned instead. */
-  maxRetryAfterMs: number;
+/** The three timeouts of one request, in ms (`0` turns the first-byte or idle one off). @internal */
+export interface RequestTimeouts {
+  /** The whole request, body included. */
+  timeoutMs: number;
+  /** Until the response headers arrive (undici's `headersTimeout`). */
+  firstByteTimeoutMs: number;
+  /** The longest silence while the body arrives, before its first byte too (undici's `bodyTimeout`). */
+  idleTimeoutMs: number;
 }
 
 /** Everything one POST needs. @internal */
-export interface PostSettings {
+export interface PostSettings extends RequestTimeouts {
   url: string;
   headers: Record<string, string>;
-  timeoutMs: number;
   dispatcher: Dispatcher;
   errors: ErrorContext;
+}
+
+/**
+ * `injected` (or a new undici Agent) with the first-byte and idle timeouts set on every request it dispatches, so
+ * they hold for a caller's proxy agent too; undici reports them as `UND_ERR_HEADERS_TIMEOUT` / `UND_ERR_BODY_TIMEOUT`.
+ * @internal
+ */
+export function timedDispatcher(injected: Dispatcher | undefined, timeouts: Omit<RequestTimeouts, 'timeoutMs'>): Dispatcher {
+  const base = injected ?? new Agent();
+  return base.compose((dispatch) => (options, handler) =>
+    dispatch({ ...options, headersTimeout: timeouts.firstByteTimeoutMs, bodyTimeout: timeouts.idleTimeoutMs }, handler),
+  );
 }
 
 /**
@@ -54,7 +67,23 @@ export class RequestScope {
   mapError(error: unknown): HarnessError {
     if (this.timedOut) return this.timeoutError(error);
     if (this.callerSignal?.aborted) return this.abortedError(error);
-    return networkError(error, this.settings.errors, this.settings.url);
+    const codes = errorCodes(error);
+    const { provider } = this.settings.errors;
+    if (codes.includes('UND_ERR_HEADERS_TIMEOUT')) {
+      return new HarnessError(
+        'timeout',
+        `${provider} sent no response headers within firstByteTimeoutMs (${this.settings.firstByteTimeoutMs} ms); raise the \`firstByteTimeoutMs\` option if the model needs longer to start (a non-streamed answer arrives whole, so its headers come only at the end: \`stream: true\` helps).`,
+        { retryable: true, cause: error },
+      );
+    }
+    if (codes.includes('UND_ERR_BODY_TIMEOUT')) {
+      return new HarnessError(
+        'timeout',
+        `${provider} sent nothing for idleTimeoutMs (${this.settings.idleTimeoutMs} ms) while its response was arriving; raise the \`idleTimeoutMs\` option if the model pauses longer (e.g. long hidden reasoning).`,
+        { retryable: true, cause: error },
+      );
+    }
+    return networkError(error, this.settings.errors, displayUrl(this.settings.url));
   }
 
   dispose(): void {
@@ -65,7 +94,7 @@ export class RequestScope {
   private timeoutError(cause?: unknown): HarnessError {
     return new HarnessError(
       'timeout',
-      `${this.settings.errors.provider} did not answer within ${this.settings.timeoutMs} ms; raise the \`timeoutMs\` option if the model needs longer.`,
+      `${this.settings.errors.provider} did not finish answering within timeoutMs (${this.settings.timeoutMs} ms); raise the \`timeoutMs\` option if the model needs longer.`,
       { retryable: true, cause },
     );
   }
@@ -103,23 +132,6 @@ export async function postJson(settings: PostSettings, body: unknown, signal: Ab
   }
 }
 
-/** Reads a whole JSON body under the request's scope. @internal */
-export async function readJson(open: OpenResponse, errors: ErrorContext): Promise<unknown> {
-  let text: string;
-  try {
-    text = await open.response.text();
-  } catch (error) {
-    throw open.scope.mapError(error);
-  } finally {
-    open.scope.dispose();
-  }
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new HarnessError('invalid-response', `${errors.provider} sent a body that is not JSON: ${text.slice(0, 200)}`, { cause: error });
-  }
-}
-
 /** The body of an open response as bytes, with read errors mapped through the scope; disposes the scope at the end. @internal */
 export async function* bodyBytes(open: OpenResponse): AsyncGenerator<Uint8Array> {
   const body = open.response.body;
@@ -132,54 +144,5 @@ export async function* bodyBytes(open: OpenResponse): AsyncGenerator<Uint8Array>
     open.scope.dispose();
     // Stopping early (a consumer broke out, or a frame carried an error) must free the socket.
     if (!open.scope.controller.signal.aborted) open.scope.controller.abort();
-  }
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-/**
- * Runs `attempt` with exponential backoff and jitter, retrying only errors marked `retryable`,
- * waiting at least the server's `Retry-After` when it sent one, never retrying after the caller aborted.
- * @internal
- */
-export async function withRetry<T>(attempt: () => Promise<T>, retry: RetrySettings, signal: AbortSignal | undefined): Promise<T> {
-  try {
-    return await pRetry(attempt, {
-      retries: retry.maxRetries,
-      minTimeout: retry.minTimeoutMs,
-      maxTimeout: retry.maxTimeoutMs,
-      factor: 2,
-      randomize: true,
-      ...(signal ? { signal } : {}),
-      shouldRetry: ({ error }) => {
-        if (!HarnessError.isInstance(error) || !error.retryable) return false;
-        const wait = (error as Partial<ProviderHttpError>).retryAfterMs;
-        return wait === undefined || wait <= retry.maxRetryAfterMs;
-      },
-      onFailedAttempt: async ({ error, retriesLeft }) => {
-        const wait = (error as Partial<ProviderHttpError>).retryAfterMs;
-        if (retriesLeft > 0 && HarnessError.isInstance(error) && error.retryable && wait !== undefined && wait <= retry.maxRetryAfterMs) {
-          await sleep(wait, signal);
-        }
-      },
-    });
-  } catch (error) {
-    if (signal?.aborted && !(HarnessError.isInstance(error) && error.code === 'aborted')) {
-      return Promise.reject(new HarnessError('aborted', 'The request was aborted by the caller.', { cause: error }));
-    }
-    throw toHarnessError(error);
   }
 }

@@ -3,16 +3,20 @@
  * llama.cpp server, DeepSeek, Qwen, GLM, Groq, OpenRouter, Gemini's compatible endpoint).
  * @module
  */
+import { inspect, type InspectOptions } from 'node:util';
 import { z } from 'zod';
 import { HarnessError } from '../errors.js';
 import { rejectsField, withAdaptation } from './adaptation.js';
-import { bodyBytes, postJson, readJson, withRetry, type PostSettings, type RetrySettings } from './http.js';
-import { inBodyError, type ErrorContext } from './http-errors.js';
-import { baseUrlSchema, commonFields, makeDispatcher, parseOptions, retrySettings } from './options.js';
+import type { OpenResponse } from './http.js';
+import { inBodyError } from './http-errors.js';
+import { backendView, HttpTransport, type BackendView } from './http-transport.js';
+import { baseUrlSchema, commonFields, parseOptions, retrySettings } from './options.js';
+import { jsonInstruction, mapFinishReason, mapUsage, toWireMessages, type WireToolCallDelta } from './openai-wire.js';
+import { readAnswerBody } from './response-body.js';
 import { SamplingPolicy, type SamplingRule } from './sampling.js';
 import { parseSse } from './sse.js';
-import { StreamAssembler, type OpenToolCall } from './stream-assembler.js';
-import type { ContentPart, FinishReason, GenerateRequest, GenerateResult, LlmBackend, Message, StreamPart, Usage } from './types.js';
+import { finishOf, partsOf, StreamAssembler, type OpenToolCall } from './stream-assembler.js';
+import type { GenerateRequest, GenerateResult, LlmBackend, StreamPart } from './types.js';
 
 /** Options of {@link openAICompatible}. */
 export const OpenAICompatibleOptionsSchema = z.object({
@@ -95,111 +99,16 @@ function outputLimitFieldFor(hostProvider: string, modelId: string): OutputLimit
   return hostProvider === 'openai' || isOpenAIReasoningModel(modelId) ? 'max_completion_tokens' : 'max_tokens';
 }
 
-function imageUrl(part: Extract<ContentPart, { type: 'image' }>): string {
-  return /^(https?:|data:)/.test(part.data) ? part.data : `data:${part.mediaType};base64,${part.data}`;
-}
-
-function userContent(content: string | ContentPart[]): unknown {
-  if (typeof content === 'string') return content;
-  return content.map((part) =>
-    part.type === 'text' ? { type: 'text', text: part.text } : { type: 'image_url', image_url: { url: imageUrl(part) } },
-  );
-}
-
-/** Chat Completions messages; tool images go into a user message after the run of tool messages (tool messages carry text only). */
-function toWireMessages(messages: Message[]): unknown[] {
-  const wire: unknown[] = [];
-  let pendingImages: Array<Extract<ContentPart, { type: 'image' }>> = [];
-  const flushImages = () => {
-    if (pendingImages.length === 0) return;
-    wire.push({ role: 'user', content: [{ type: 'text', text: 'Images returned by the tool calls above:' }, ...pendingImages.map((p) => ({ type: 'image_url', image_url: { url: imageUrl(p) } }))] });
-    pendingImages = [];
-  };
-  for (const message of messages) {
-    if (message.role !== 'tool') flushImages();
-    switch (message.role) {
-      case 'system':
-        wire.push({ role: 'system', content: message.content });
-        break;
-      case 'user':
-        wire.push({ role: 'user', content: userContent(message.content) });
-        break;
-      case 'assistant': {
-        const calls = message.toolCalls ?? [];
-        wire.push({
-          role: 'assistant',
-          content: message.content === '' && calls.length > 0 ? null : message.content,
-          ...(calls.length > 0
-            ? { tool_calls: calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) }
-            : {}),
-        });
-        break;
-      }
-      case 'tool': {
-        const parts = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
-        const text = parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n');
-        pendingImages.push(...parts.filter((part): part is Extract<ContentPart, { type: 'image' }> => part.type === 'image'));
-        wire.push({ role: 'tool', tool_call_id: message.toolCallId, content: message.isError ? `Error: ${text}` : text });
-        break;
-      }
-    }
-  }
-  flushImages();
-  return wire;
-}
-
-function jsonInstruction(schema: Record<string, unknown> | undefined): string {
-  return schema
-    ? `Reply with one JSON object only, no prose and no code fence, matching this JSON Schema:\n${JSON.stringify(schema)}`
-    : 'Reply with one JSON object only, no prose and no code fence.';
-}
-
-const FINISH_REASONS: Record<string, FinishReason> = {
-  stop: 'stop',
-  eos: 'stop',
-  length: 'length',
-  max_tokens: 'length',
-  tool_calls: 'tool-calls',
-  function_call: 'tool-calls',
-  content_filter: 'content-filter',
-  sensitive: 'content-filter',
-  error: 'error',
-};
-
-function mapFinishReason(reason: unknown): FinishReason | undefined {
-  if (typeof reason !== 'string' || reason === '') return undefined;
-  return FINISH_REASONS[reason] ?? 'other';
-}
-
-function mapUsage(usage: unknown): Usage | undefined {
-  if (typeof usage !== 'object' || usage === null) return undefined;
-  const u = usage as Record<string, unknown>;
-  const details = u.prompt_tokens_details as Record<string, unknown> | undefined;
-  const cached = typeof details?.cached_tokens === 'number' ? details.cached_tokens : typeof u.prompt_cache_hit_tokens === 'number' ? u.prompt_cache_hit_tokens : undefined;
-  const result: Usage = {
-    inputTokens: typeof u.prompt_tokens === 'number' ? u.prompt_tokens : 0,
-    outputTokens: typeof u.completion_tokens === 'number' ? u.completion_tokens : 0,
-  };
-  if (cached !== undefined) result.cachedInputTokens = cached;
-  return result;
-}
-
-interface WireToolCallDelta {
-  index?: number;
-  id?: string | null;
-  function?: { name?: string | null; arguments?: string | null };
-}
-
 /** The Chat Completions adapter; see {@link openAICompatible}. */
 class OpenAICompatibleBackend implements LlmBackend {
   readonly provider: string;
   readonly modelId: string;
   readonly contextWindow: number;
   readonly supportsImages?: boolean;
-  private readonly options: z.output<typeof OpenAICompatibleOptionsSchema>;
-  private readonly post: PostSettings;
-  private readonly retry: RetrySettings;
-  private readonly errors: ErrorContext;
+  readonly streaming: boolean;
+  // Private (#) fields: the options and the transport hold the api key and headers, which must never print.
+  readonly #options: z.output<typeof OpenAICompatibleOptionsSchema>;
+  readonly #http: HttpTransport;
   // Remembered per instance: once the server rejects something, later calls leave it out from the start.
   private responseFormatLevel: ResponseFormatLevel = 'json_schema';
   private readonly sampling: SamplingPolicy;
@@ -207,57 +116,66 @@ class OpenAICompatibleBackend implements LlmBackend {
   private outputLimitField: OutputLimitField;
 
   constructor(input: OpenAICompatibleOptions) {
-    this.options = parseOptions('openAICompatible', OpenAICompatibleOptionsSchema, input);
-    const { baseURL, model, contextWindow, timeoutMs, headers } = this.options;
-    this.provider = this.options.provider ?? providerFromUrl(baseURL);
+    this.#options = parseOptions('openAICompatible', OpenAICompatibleOptionsSchema, input);
+    const { baseURL, model, contextWindow, headers } = this.#options;
+    this.provider = this.#options.provider ?? providerFromUrl(baseURL);
     this.modelId = model;
     this.contextWindow = contextWindow;
-    this.supportsImages = this.options.supportsImages;
+    this.supportsImages = this.#options.supportsImages;
+    this.streaming = this.#options.stream;
     const hostProvider = providerFromUrl(baseURL);
-    this.sampling = new SamplingPolicy(this.options.sampling, openAISamplingRule(model));
+    this.sampling = new SamplingPolicy(this.#options.sampling, openAISamplingRule(model));
     this.knownOutputLimitField = outputLimitFieldFor(hostProvider, model);
     this.outputLimitField = this.knownOutputLimitField;
-    const apiKey = this.options.apiKey ?? (hostProvider === 'openai' ? process.env.OPENAI_API_KEY : undefined);
-    this.errors = { provider: this.provider, credentialHint: credentialHint(hostProvider, apiKey !== undefined && apiKey !== '') };
-    this.post = {
+    const apiKey = this.#options.apiKey ?? (hostProvider === 'openai' ? process.env.OPENAI_API_KEY : undefined);
+    this.#http = new HttpTransport({
+      ...this.#options,
       url: `${baseURL}/chat/completions`,
+      apiKey,
       headers: { ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...headers },
-      timeoutMs,
-      dispatcher: makeDispatcher(this.options.dispatcher, timeoutMs),
-      errors: this.errors,
-    };
-    this.retry = retrySettings(this.options);
+      retry: retrySettings(this.#options),
+      errors: { provider: this.provider, credentialHint: credentialHint(hostProvider, apiKey !== undefined && apiKey !== '') },
+    });
   }
 
   async generate(request: GenerateRequest): Promise<GenerateResult> {
-    return withAdaptation(
-      () => this.buildBody(request),
-      (body) =>
-        withRetry(
-          async () => {
-            const open = await postJson(this.post, body, request.signal);
-            if (this.options.stream) {
-              let finish: GenerateResult | undefined;
-              for await (const part of this.readStream(open)) if (part.type === 'finish') finish = part.result;
-              if (finish === undefined) throw new HarnessError('invalid-response', `${this.provider} stream ended without a result.`);
-              return finish;
-            }
-            return this.parseResponse(await readJson(open, this.errors));
-          },
-          this.retry,
-          request.signal,
-        ),
-      (errorBody, sent) => this.adapt(request, errorBody, sent),
-    );
+    try {
+      return await withAdaptation(
+        () => this.buildBody(request),
+        (body) => this.#http.send(body, request, async (open) => finishOf(await this.openParts(open), this.provider)),
+        (errorBody, sent) => this.adapt(request, errorBody, sent),
+      );
+    } catch (error) {
+      throw this.#http.redact(error);
+    }
   }
 
   async *stream(request: GenerateRequest): AsyncGenerator<StreamPart> {
-    const open = await withAdaptation(
-      () => ({ ...this.buildBody(request), stream: true, stream_options: { include_usage: true } }),
-      (body) => withRetry(() => postJson(this.post, body, request.signal), this.retry, request.signal),
-      (errorBody, sent) => this.adapt(request, errorBody, sent),
-    );
-    yield* this.readStream(open);
+    try {
+      const parts = await withAdaptation(
+        () => ({ ...this.buildBody(request), stream: true, stream_options: { include_usage: true } }),
+        (body) => this.#http.send(body, request, (open) => this.openParts(open)),
+        (errorBody, sent) => this.adapt(request, errorBody, sent),
+      );
+      yield* parts;
+    } catch (error) {
+      throw this.#http.redact(error);
+    }
+  }
+
+  /** What the backend shows of itself: never the api key or the headers. */
+  toJSON(): BackendView {
+    return backendView(this, this.#http.url.replace(/\/chat\/completions$/, ''));
+  }
+
+  [inspect.custom](_depth: number, options: InspectOptions): string {
+    return `OpenAICompatibleBackend ${inspect(this.toJSON(), options)}`;
+  }
+
+  /** The parts of a 2xx answer: streamed from an event stream, replayed from a JSON completion. */
+  private async openParts(open: OpenResponse): Promise<AsyncIterable<StreamPart> | Iterable<StreamPart>> {
+    const body = await readAnswerBody(open, this.#http.errors);
+    return body.kind === 'json' ? partsOf(this.parseResponse(body.value)) : this.readSse(body.bytes);
   }
 
   /** Learns every rejection a 400 names (response_format, sampling, output-limit field); true when the request should go again. */
@@ -283,8 +201,8 @@ class OpenAICompatibleBackend implements LlmBackend {
 
   private buildBody(request: GenerateRequest): Record<string, unknown> {
     const messages = toWireMessages(request.messages);
-    const body: Record<string, unknown> = { model: this.modelId, messages, stream: this.options.stream };
-    if (this.options.stream) body.stream_options = { include_usage: true };
+    const body: Record<string, unknown> = { model: this.modelId, messages, stream: this.#options.stream };
+    if (this.#options.stream) body.stream_options = { include_usage: true };
     if (request.tools && request.tools.length > 0) {
       body.tools = request.tools.map((tool) => ({
         type: 'function',
@@ -312,7 +230,7 @@ class OpenAICompatibleBackend implements LlmBackend {
   private parseResponse(json: unknown): GenerateResult {
     const record = json as Record<string, unknown>;
     if (typeof record !== 'object' || record === null) throw new HarnessError('invalid-response', `${this.provider} sent an empty response.`);
-    if (record.error !== undefined && record.error !== null) throw inBodyError(record, this.errors);
+    if (record.error !== undefined && record.error !== null) throw inBodyError(record, this.#http.errors);
     const choice = (record.choices as Array<Record<string, unknown>> | undefined)?.[0];
     if (!choice) throw new HarnessError('invalid-response', `${this.provider} sent a response without choices: ${JSON.stringify(json).slice(0, 300)}`);
     const message = (choice.message ?? {}) as Record<string, unknown>;
@@ -328,12 +246,12 @@ class OpenAICompatibleBackend implements LlmBackend {
     return assembler.result('other');
   }
 
-  private async *readStream(open: Awaited<ReturnType<typeof postJson>>): AsyncGenerator<StreamPart> {
+  private async *readSse(bytes: AsyncIterable<Uint8Array>): AsyncGenerator<StreamPart> {
     const assembler = new StreamAssembler();
     const byIndex = new Map<number, OpenToolCall>();
     let current: OpenToolCall | undefined;
     let done = false;
-    for await (const frame of parseSse(bodyBytes(open))) {
+    for await (const frame of parseSse(bytes)) {
       if (frame.data === '[DONE]') {
         done = true;
         break;
@@ -343,10 +261,10 @@ class OpenAICompatibleBackend implements LlmBackend {
         chunk = JSON.parse(frame.data) as Record<string, unknown>;
       } catch (error) {
         // Some proxies put plain text in an `event: error` frame; it is still the provider's error, not bad data.
-        if (frame.event === 'error') throw inBodyError({ error: { message: frame.data } }, this.errors);
+        if (frame.event === 'error') throw inBodyError({ error: { message: frame.data } }, this.#http.errors);
         throw new HarnessError('invalid-response', `${this.provider} sent a stream frame that is not JSON: ${frame.data.slice(0, 200)}`, { cause: error });
       }
-      if (frame.event === 'error' || (chunk.error !== undefined && chunk.error !== null)) throw inBodyError(chunk, this.errors);
+      if (frame.event === 'error' || (chunk.error !== undefined && chunk.error !== null)) throw inBodyError(chunk, this.#http.errors);
       const usage = mapUsage(chunk.usage);
       if (usage) assembler.usage = usage;
       const choice = (chunk.choices as Array<Record<string, unknown>> | undefined)?.[0];

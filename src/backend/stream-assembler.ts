@@ -4,6 +4,7 @@
  * @internal
  */
 import { randomUUID } from 'node:crypto';
+import { HarnessError } from '../errors.js';
 import type { FinishReason, GenerateResult, StreamPart, ToolCall, Usage } from './types.js';
 
 /** A fresh tool-call id for providers that send an empty or missing one, so tool results can be matched. @internal */
@@ -77,4 +78,21 @@ export class StreamAssembler {
     if (this.reasoning !== '') message.reasoning = this.reasoning;
     return { message, finishReason, usage: this.usage };
   }
+}
+
+/** The parts a stream of `result` would have yielded: reasoning, text, each tool call whole, then `finish`. @internal */
+export function* partsOf(result: GenerateResult): Generator<StreamPart> {
+  const { reasoning, content, toolCalls } = result.message;
+  if (reasoning) yield { type: 'reasoning-delta', text: reasoning };
+  if (content !== '') yield { type: 'text-delta', text: content };
+  for (const call of toolCalls) yield { type: 'tool-call-delta', id: call.id, name: call.name, argumentsDelta: call.arguments };
+  yield { type: 'finish', result };
+}
+
+/** Reads parts to the end and returns the `finish` part's result. @internal */
+export async function finishOf(parts: AsyncIterable<StreamPart> | Iterable<StreamPart>, provider: string): Promise<GenerateResult> {
+  let finish: GenerateResult | undefined;
+  for await (const part of parts) if (part.type === 'finish') finish = part.result;
+  if (finish === undefined) throw new HarnessError('invalid-response', `${provider} stream ended without a result.`, { retryable: true });
+  return finish;
 }

@@ -129,6 +129,12 @@ export interface LlmBackend {
    * provider rejects for them is sent again as text only.
    */
   readonly supportsImages?: boolean;
+  /**
+   * Whether the harness makes its model calls through `stream()` (and so emits `text-delta`, `reasoning-delta` and
+   * `tool-call-delta` events). Leave it out to stream whenever `stream()` exists; `false` keeps the harness on
+   * `generate()`. The shipped adapters set it from their `stream` option.
+   */
+  readonly streaming?: boolean;
   generate(request: GenerateRequest): Promise<GenerateResult>;
   stream?(request: GenerateRequest): AsyncIterable<StreamPart>;
 }

@@ -1,10 +1,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { withRetry } from '../../src/backend/http.js';
+import { z } from 'zod';
 import { httpError, inBodyError, networkError, retryAfterMs } from '../../src/backend/http-errors.js';
+import { commonFields, parseOptions, retrySettings, RetryOptionsSchema } from '../../src/backend/options.js';
+import { freshRetryState, nextRetryDelay, withRetry, type RetrySettings } from '../../src/backend/retry.js';
 import { HarnessError, ProviderHttpError } from '../../src/errors.js';
 
 const ctx = { provider: 'acme', credentialHint: 'set ACME_KEY or pass the `apiKey` option' };
-const retry = { maxRetries: 3, minTimeoutMs: 0, maxTimeoutMs: 0, maxRetryAfterMs: 60_000 };
+const retry: RetrySettings = { maxRetries: 3, minTimeoutMs: 0, maxTimeoutMs: 0, maxRetryAfterMs: 60_000, maxTotalDelayMs: 600_000, connectRetries: 2, connectDelayMs: 0, timeoutRetries: 1 };
 
 describe('HTTP error mapping', () => {
   it.each([
@@ -47,9 +49,13 @@ describe('HTTP error mapping', () => {
     expect(inBodyError({ error: { message: 'weird' } }, ctx)).toMatchObject({ code: 'invalid-response', retryable: false });
   });
 
-  it('maps socket failures to retryable connection errors', () => {
+  it('maps a broken connection to a retryable connection error, an unreachable address to a final one', () => {
     const failure = new TypeError('fetch failed', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) });
     expect(networkError(failure, ctx, 'http://x')).toMatchObject({ code: 'connection', retryable: true });
+    const unknownHost = new TypeError('fetch failed', { cause: Object.assign(new Error('getaddrinfo ENOTFOUND nope.invalid'), { code: 'ENOTFOUND' }) });
+    const mapped = networkError(unknownHost, ctx, 'http://nope.invalid/v1');
+    expect(mapped).toMatchObject({ code: 'connection', retryable: false });
+    expect(mapped.message).toMatch(/http:\/\/nope\.invalid\/v1: ENOTFOUND \(the host name does not resolve\)\. Check the `baseURL` option/);
     expect(networkError(new Error('something else'), ctx, 'http://x')).toMatchObject({ code: 'internal', retryable: false });
   });
 });
@@ -57,10 +63,12 @@ describe('HTTP error mapping', () => {
 describe('withRetry', () => {
   afterEach(() => {
     vi.useRealTimers();
+    vi.restoreAllMocks();
   });
 
   const rateLimited = (wait: number) =>
     new ProviderHttpError('rate-limited', 'slow down', { status: 429, body: '', retryAfterMs: wait }, { retryable: true });
+  const hooks = (signal?: AbortSignal) => ({ signal, redact: (error: HarnessError) => error });
 
   it('waits the Retry-After the server asked for before the next attempt', async () => {
     vi.useFakeTimers();
@@ -72,7 +80,7 @@ describe('withRetry', () => {
         return 'done';
       },
       retry,
-      undefined,
+      hooks(),
     );
     await vi.advanceTimersByTimeAsync(4_999);
     expect(attempts).toBe(1);
@@ -83,7 +91,7 @@ describe('withRetry', () => {
 
   it('backs off exponentially when no Retry-After is given', async () => {
     vi.useFakeTimers();
-    vi.spyOn(Math, 'random').mockReturnValue(0);
+    vi.spyOn(Math, 'random').mockReturnValue(1);
     let attempts = 0;
     const result = withRetry(
       async () => {
@@ -92,7 +100,7 @@ describe('withRetry', () => {
         return attempts;
       },
       { ...retry, minTimeoutMs: 100, maxTimeoutMs: 10_000 },
-      undefined,
+      hooks(),
     );
     await vi.advanceTimersByTimeAsync(99);
     expect(attempts).toBe(1);
@@ -102,7 +110,6 @@ describe('withRetry', () => {
     expect(attempts).toBe(2);
     await vi.advanceTimersByTimeAsync(1);
     await expect(result).resolves.toBe(3);
-    vi.restoreAllMocks();
   });
 
   it('never retries a non-retryable error', async () => {
@@ -113,7 +120,7 @@ describe('withRetry', () => {
         throw new HarnessError('bad-request', 'no');
       },
       retry,
-      undefined,
+      hooks(),
     ).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'bad-request' });
     expect(attempts).toBe(1);
@@ -129,11 +136,56 @@ describe('withRetry', () => {
         throw rateLimited(30_000);
       },
       retry,
-      controller.signal,
+      hooks(controller.signal),
     ).catch((e: unknown) => e);
     await vi.advanceTimersByTimeAsync(1_000);
     controller.abort();
     expect(await result).toMatchObject({ code: 'aborted' });
     expect(attempts).toBe(1);
+  });
+});
+
+describe('the default retry policy', () => {
+  const defaults = retrySettings(parseOptions('test', z.object({ maxRetries: commonFields.maxRetries, retry: RetryOptionsSchema }), {}));
+  const serverError = new HarnessError('server-error', 'HTTP 500', { retryable: true });
+
+  /** Every delay the policy grants for `error` repeated until it says stop, with the jitter at its largest. */
+  function delaysFor(error: HarnessError, settings: RetrySettings = defaults): number[] {
+    const state = freshRetryState();
+    const delays: number[] = [];
+    for (let delay = nextRetryDelay(error, state, settings, () => 1); delay !== undefined; delay = nextRetryDelay(error, state, settings, () => 1)) {
+      delays.push(delay);
+    }
+    return delays;
+  }
+
+  it('gives an HTTP 500 four retries and at most 15 s of waiting in all', () => {
+    expect(delaysFor(serverError)).toEqual([1_000, 2_000, 4_000, 8_000]);
+  });
+
+  it('jitter takes up to half of each delay off, never adds to it', () => {
+    const state = freshRetryState();
+    expect(nextRetryDelay(serverError, state, defaults, () => 0)).toBe(500);
+  });
+
+  it('gives an unreachable address two quick retries, a timeout one', () => {
+    const refused = networkError(new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) }), ctx, 'http://x');
+    expect(delaysFor(refused)).toEqual([250, 500]);
+    expect(delaysFor(new HarnessError('timeout', 'silent', { retryable: true }))).toEqual([1_000]);
+  });
+
+  it('maxRetries caps the retries of every kind together', () => {
+    const state = freshRetryState();
+    const settings = { ...defaults, maxRetries: 2 };
+    expect(nextRetryDelay(new HarnessError('timeout', 'silent', { retryable: true }), state, settings)).toBeDefined();
+    expect(nextRetryDelay(serverError, state, settings)).toBeDefined();
+    expect(nextRetryDelay(serverError, state, settings)).toBeUndefined();
+  });
+
+  it('honours Retry-After up to maxRetryAfterMs, and stops before maxTotalDelayMs of waiting', () => {
+    const limited = (ms: number) => new ProviderHttpError('rate-limited', 'slow', { status: 429, body: '', retryAfterMs: ms }, { retryable: true });
+    expect(delaysFor(limited(30_000))).toEqual([30_000, 30_000, 30_000]);
+    expect(delaysFor(limited(61_000))).toEqual([]);
+    expect(delaysFor(limited(30_000), { ...defaults, maxRetries: 0 })).toEqual([]);
   });
 });

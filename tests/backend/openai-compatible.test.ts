@@ -513,13 +513,14 @@ describe('openAICompatible', () => {
       expect(server.requests).toHaveLength(1);
     });
 
-    it('maps a refused connection to a retryable connection error', async () => {
+    it('maps a refused connection to a final connection error naming the URL', async () => {
       const port = Number(new URL(server.baseURL).port);
       await server.close();
       const error = await harnessRejection(openAICompatible({ baseURL: `http://127.0.0.1:${port}/v1`, model: 'm', maxRetries: 1, retry: FAST_RETRY }).generate(ASK));
       expect(error.code).toBe('connection');
-      expect(error.retryable).toBe(true);
+      expect(error.retryable).toBe(false);
       expect(error.message).toMatch(/ECONNREFUSED/);
+      expect(error.message).toContain(`http://127.0.0.1:${port}/v1/chat/completions`);
       server = await startLoopbackServer();
     });
 
