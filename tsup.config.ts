@@ -1,15 +1,28 @@
-import { defineConfig } from 'tsup';
+import { defineConfig, type Options } from 'tsup';
 
-export default defineConfig({
+/**
+ * The `horizon-harness` executable (package.json "bin"): ESM only, with the shebang of src/cli/bin.ts, built apart so
+ * that commander never loads with the library.
+ */
+const cli: Options = {
+  entry: { cli: 'src/cli/bin.ts' },
+  format: ['esm'],
+  sourcemap: true,
+  clean: false,
+  target: 'node20',
+};
+
+export default defineConfig([{
   entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' },
   format: ['esm', 'cjs'],
   dts: true,
   sourcemap: true,
-  clean: true,
+  // Both builds run at once: the library's clean leaves the CLI's output alone.
+  clean: ['!cli.js', '!cli.js.map'],
   target: 'node20',
   // Shared chunks: both entries of a format use one copy of every module, so one HarnessError class and one state.
   splitting: true,
   treeshake: true,
   // The tokenizer loads its encoding with createRequire(import.meta.url), which the CJS build must provide.
   shims: true,
-});
+}, cli]);

@@ -14,7 +14,7 @@ import { createHarness, type LlmBackend } from '../src/index.js';
 import { ScriptedBackend, reply } from '../src/testing/index.js';
 import { ABLATION_TASKS } from './support/ablation-tasks.js';
 import { backendFromEnv } from './support/backend-from-env.js';
-import { replayBackend } from './support/replay-backend.js';
+import { replayBackend } from '../src/cli/replay-backend.js';
 import { demoTools } from './support/demo-tools.js';
 import { scoreWithJudge } from './support/rubric.js';
 

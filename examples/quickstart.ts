@@ -8,12 +8,9 @@
  */
 import { createHarness, type LlmBackend } from '../src/index.js';
 import { backendFromEnv } from './support/backend-from-env.js';
-import { replayBackend } from './support/replay-backend.js';
+import { DEMO_SCENARIO, DEMO_TASK } from '../src/cli/demo-scenario.js';
+import { replayBackend } from '../src/cli/replay-backend.js';
 import { demoTools } from './support/demo-tools.js';
-
-const task =
-  'Plan a relaxed 3-day trip to Lisbon for two people in spring. Write itinerary.md with three sections: ' +
-  '"Day by day" (morning/afternoon/evening), "Budget" (a table in euros) and "Packing list".';
 
 const live = backendFromEnv();
 let backend: LlmBackend;
@@ -22,17 +19,7 @@ if (live) {
   backend = live.backend;
 } else {
   console.log('No OPENAI_API_KEY or ANTHROPIC_API_KEY set: running on the built-in replay backend (offline, scripted answers).');
-  backend = replayBackend({
-    file: 'itinerary.md',
-    title: 'Three relaxed days in Lisbon',
-    sections: [
-      { heading: 'Day by day', body: '- Day 1: Alfama and the castle; fado in the evening.\n- Day 2: Belém by tram 15.\n- Day 3: Sintra day trip.' },
-      { heading: 'Budget', body: '| Item | EUR |\n|---|---|\n| Hotel, 3 nights | 420 |\n| Food | 240 |\n| Transport | 60 |\n| Total | 720 |' },
-      { heading: 'Packing list', body: '- Comfortable shoes (hills!)\n- Light rain jacket\n- Sunscreen' },
-    ],
-    forgotten: 'Packing list',
-    forgets: 'always',
-  });
+  backend = replayBackend(DEMO_SCENARIO);
 }
 
 const harness = createHarness({ backend, tools: demoTools() });
@@ -58,7 +45,7 @@ harness.on('verify-finish', (e) => {
 harness.on('repair-start', (e) => console.log(`\n🛠  repair ${e.attempt} (${e.defects.length} defect${e.defects.length === 1 ? '' : 's'})`));
 harness.on('repair-finish', (e) => console.log(`   repair ${e.attempt} ${e.status}`));
 
-const result = await harness.run(task);
+const result = await harness.run(DEMO_TASK);
 
 console.log(`\n■ ${result.status}${result.error ? `: ${result.error.message}` : ''}`);
 console.log(`\nAnswer:\n${result.deliverable.answer}`);

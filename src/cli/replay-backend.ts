@@ -1,11 +1,12 @@
 /**
- * A replay backend for the examples: a ScriptedBackend whose answers are computed from each request, by purpose,
- * so the whole pipeline runs offline with realistic traffic (plan JSON, tool calls writing real files,
- * submit_answer, verdicts judged from file previews, repairs).
+ * The replay backend of `horizon-harness replay` and of the examples: a ScriptedBackend whose answers are computed
+ * from each request, by purpose, so the whole pipeline runs offline with realistic traffic (plan JSON, tool calls
+ * writing real files, submit_answer, verdicts judged from file previews, repairs).
  * @module
  */
-import type { GenerateRequest, GenerateResult, Message } from '../../src/index.js';
-import { ScriptedBackend, planOf, reply, submit, toolCall, verdict } from '../../src/testing/index.js';
+import type { GenerateRequest, GenerateResult, Message } from '../backend/types.js';
+import { ScriptedBackend } from '../testing/scripted-backend.js';
+import { planOf, reply, submit, toolCall, verdict } from '../testing/replies.js';
 
 /** What the replayed agent knows about a task: the deliverable file and its sections. */
 export interface ReplayScenario {
@@ -72,11 +73,18 @@ function act(s: ReplayScenario, request: GenerateRequest): GenerateResult {
     : toolCall('write_to_file', { path: s.file, content: render(s.title, keep) });
 }
 
-/** Judges like a careful reviewer, from the file previews in the verify prompt. */
+/**
+ * Judges like a careful reviewer, by content: a section counts when its `## ` heading line is in the verify prompt,
+ * which shows the delivered files' previews (the request and the answers name the sections, never as heading lines).
+ */
 function judgeByPreview(s: ReplayScenario, request: GenerateRequest): GenerateResult {
-  const prompt = text(request.messages[1]);
-  const previews = [...prompt.matchAll(/<<<FILE PREVIEW\n([\s\S]*?)\n>>>/g)].map((m) => m[1] ?? '').join('\n');
-  const missing = s.sections.filter((sec) => !previews.includes(`## ${sec.heading}`));
+  const headings = new Set(
+    text(request.messages[1])
+      .split('\n')
+      .filter((line) => line.startsWith('## '))
+      .map((line) => line.slice(3).trim()),
+  );
+  const missing = s.sections.filter((sec) => !headings.has(sec.heading));
   return verdict(
     missing.length === 0,
     missing.map((sec) => ({ description: `The section "${sec.heading}" is missing; add it.`, artifact: s.file })),
@@ -84,7 +92,7 @@ function judgeByPreview(s: ReplayScenario, request: GenerateRequest): GenerateRe
 }
 
 function render(title: string, sections: ReplayScenario['sections']): string {
-  return [`# ${title}`, ...sections.map((sec) => `## ${sec.heading}\n\n${sec.body}`)].join('\n\n') + '\n';
+  return `${[`# ${title}`, ...sections.map((sec) => `## ${sec.heading}\n\n${sec.body}`)].join('\n\n')}\n`;
 }
 
 function slug(text: string): string {

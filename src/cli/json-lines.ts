@@ -1,0 +1,43 @@
+/**
+ * `--json`: the run as JSON lines for scripts.
+ * @module
+ */
+import type { HarnessEvent } from '../events.js';
+import type { RunResult } from '../pipeline/types.js';
+import type { CliOutput } from './io.js';
+import type { RunReporter } from './reporter.js';
+
+/** The last line of `--json` output. */
+export interface JsonResultLine {
+  type: 'result';
+  exitCode: number;
+  result: RunResult;
+}
+
+/**
+ * Writes each harness event as one JSON line on stdout, then one {@link JsonResultLine}; nothing else goes to
+ * stdout. The CLI's own notes go to stderr.
+ */
+export class JsonLinesReporter implements RunReporter {
+  constructor(
+    private readonly stdout: CliOutput,
+    private readonly stderr: CliOutput,
+  ) {}
+
+  start(): void {}
+
+  event(event: HarnessEvent): void {
+    this.stdout.write(`${JSON.stringify(event)}\n`);
+  }
+
+  note(text: string): void {
+    this.stderr.write(`${text}\n`);
+  }
+
+  finish(result: RunResult, exitCode: number): void {
+    const line: JsonResultLine = { type: 'result', exitCode, result };
+    this.stdout.write(`${JSON.stringify(line)}\n`);
+  }
+
+  close(): void {}
+}
