@@ -9,12 +9,14 @@ export type StopReason = 'aborted' | 'timeout' | 'budget';
 
 /**
  * Backend errors that no retry, attempt or later stage can cure: wrong credentials, a request the provider rejects
- * as malformed, an unknown model or endpoint. They end the run at once, naming the stage where they happened.
+ * as malformed, an unknown model or endpoint, and a backend that cannot be reached even after the adapter's own
+ * retries. They end the run at once, naming the stage where they happened.
  */
 export const FATAL_ERROR_CODES: ReadonlySet<HarnessErrorCode> = new Set<HarnessErrorCode>([
   'authentication',
   'bad-request',
   'not-found',
+  'connection',
 ]);
 
 /** Raised inside a run to end it early; caught by the run itself. */

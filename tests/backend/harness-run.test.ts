@@ -71,3 +71,28 @@ describe.each(ADAPTERS)('a whole run through $name', ({ make, wire }) => {
     for (const sink of sinks) expect(sink).not.toContain('CANARYrun0123456789');
   });
 });
+
+describe.each(ADAPTERS)('an unreachable backend through $name', ({ make }) => {
+  it('fails the run after the adapter\'s quick retries, each reported as llm-retry, without retrying the subtask', async () => {
+    // A port that was just listening and is now closed: connection refused, on loopback only.
+    const closed = await startLoopbackServer();
+    const baseURL = closed.baseURL;
+    await closed.close();
+    const harness = createHarness({ backend: make(baseURL), decomposition: false, workspace: await tempDir() });
+    const retries: Array<Extract<HarnessEvent, { type: 'llm-retry' }>> = [];
+    const attempts: number[] = [];
+    harness.on('llm-retry', (event) => retries.push(event));
+    harness.on('subtask-attempt', (event) => attempts.push(event.attempt));
+
+    const result = await harness.run('Write a haiku.');
+
+    expect(result.status).toBe('failed');
+    expect(result.error).toMatchObject({ code: 'connection' });
+    expect(result.error?.message).toContain(baseURL);
+    expect(attempts).toEqual([1]);
+    expect(retries.map((event) => event.attempt)).toEqual([1, 2]);
+    expect(retries.every((event) => event.purpose === 'execute' && event.error.code === 'connection')).toBe(true);
+    // Fail fast: the waits the adapter announced add up to under a second.
+    expect(retries.reduce((sum, event) => sum + event.delayMs, 0)).toBeLessThan(1_000);
+  });
+});
