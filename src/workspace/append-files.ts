@@ -1,20 +1,10 @@
-import { closeSync, constants, fstat, lstatSync, open, realpathSync, writeSync, type Stats } from 'node:fs';
-import { lstat, mkdir } from 'node:fs/promises';
+import { closeSync, lstatSync, realpathSync, writeSync, type Stats } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { HarnessError } from '../errors.js';
-import { errnoCode } from './file-errors.js';
+import { openForAppend } from './safe-fs.js';
 import type { AppendResult } from './types.js';
 
 /** A file kept open for appends is closed once it has not been appended to for this long. */
 export const APPEND_IDLE_CLOSE_MS = 30_000;
-
-// O_NOFOLLOW: a link put at the last component after the check is refused, not followed. O_NONBLOCK: a FIFO put there
-// fails at once instead of blocking until a reader appears. Neither changes appending to a regular file.
-const APPEND_FLAGS =
-  constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
-const openAsync = promisify(open);
-const fstatAsync = promisify(fstat);
 
 interface OpenFile {
   /** The path as asked for: the key of the kept files. */
@@ -31,26 +21,15 @@ interface OpenFile {
   idle: NodeJS.Timeout | undefined;
 }
 
-/** Refuses a symbolic link, directory, FIFO, socket or device where an append expects a regular file. */
-function refuseUnlessRegular(stats: Pick<Stats, 'isFile' | 'isSymbolicLink'>, requested: string): void {
-  if (stats.isSymbolicLink()) {
-    throw new HarnessError('invalid-input', `"${requested}" is a symbolic link; appending through it is not allowed. Use another path.`);
-  }
-  if (!stats.isFile()) {
-    throw new HarnessError(
-      'invalid-input',
-      `"${requested}" is not a regular file (a directory, FIFO, socket or device); appending to it is not allowed. Use another path.`,
-    );
-  }
-}
-
 /**
  * The appends of a `LocalWorkspace`; the memory appends to one log at every step, so this is its hot path.
  *
- * The first append to a path resolves it as `writeFile` does, refuses a symbolic link or anything but a regular file
- * there (before opening it, and again on the open file), and opens it, all asynchronously. A file reached without
- * any symbolic link then stays open, and each later append checks that its path still has no link on the way and
- * still names the open file, then writes to it. That check and the write are synchronous system calls on purpose:
+ * The first append to a path resolves it as `writeFile` does and opens it as `safe-fs.ts` `openForAppend` does: its
+ * directories are opened without following links (a link swapped in at any component is refused), and a link, a
+ * directory, FIFO, socket, device or a file with other hard links is refused before and after opening, all
+ * asynchronously. A file reached without any symbolic link then stays open, and each later append checks that its
+ * path still has no link on the way, still names the open file and that the file has no other hard link, then
+ * writes to it. That check and the write are synchronous system calls on purpose:
  * appending a few kilobytes to a local file takes microseconds, while each thread-pool round trip of an asynchronous
  * call costs far more on a busy machine (0.1–0.25 ms measured, per call). A kept file is closed after
  * {@link APPEND_IDLE_CLOSE_MS} without appends, when its path no longer names it, after a failed write, and by
@@ -99,8 +78,9 @@ export class AppendFiles {
     } catch {
       // Moved or removed: it is opened afresh, with every check.
     }
-    // realpath gives back the path itself only when no component is a link; the inode says it is still the open file.
-    if (real === file.absPath && stats?.isFile() && stats.dev === file.dev && stats.ino === file.ino) {
+    // realpath gives back the path itself only when no component is a link; the inode says it is still the open file,
+    // and a single link count that no hard link outside was added since.
+    if (real === file.absPath && stats?.isFile() && stats.nlink === 1 && stats.dev === file.dev && stats.ino === file.ino) {
       file.users += 1;
       return { file, size: stats.size };
     }
@@ -115,29 +95,14 @@ export class AppendFiles {
     const direct = resolved === path.join(this.root, ...segments);
     // `resolve` follows a link at the last component when it stays inside; an append must not.
     const absPath = direct ? resolved : await this.#unfollowed(segments);
-    const existing = await lstat(absPath).catch((error: unknown) => {
-      if (errnoCode(error) === 'ENOENT') return undefined;
-      throw error;
-    });
-    if (existing) refuseUnlessRegular(existing, requested);
-    const fd = await openForAppend(absPath);
-    const file: OpenFile = { requested, absPath, fd, dev: 0, ino: 0, users: 1, retired: true, idle: undefined };
-    try {
-      const opened = await fstatAsync(fd);
-      refuseUnlessRegular(opened, requested);
-      file.dev = opened.dev;
-      file.ino = opened.ino;
-      // Only a path without links is kept: its later checks are then one realpath and one lstat.
-      if (direct && !this.#open.has(requested)) {
-        file.retired = false;
-        this.#open.set(requested, file);
-      }
-      return { file, size: opened.size };
-    } catch (error) {
-      file.users -= 1;
-      this.#settle(file);
-      throw error;
+    const { fd, stats } = await openForAppend(this.root, absPath, requested);
+    const file: OpenFile = { requested, absPath, fd, dev: stats.dev, ino: stats.ino, users: 1, retired: true, idle: undefined };
+    // Only a path without links is kept: its later checks are then one realpath and one lstat.
+    if (direct && !this.#open.has(requested)) {
+      file.retired = false;
+      this.#open.set(requested, file);
     }
+    return { file, size: stats.size };
   }
 
   /** The path named by `segments` with its parent resolved but its last component not followed. */
@@ -167,16 +132,5 @@ export class AppendFiles {
     }
     file.idle = setTimeout(() => this.#retire(file), APPEND_IDLE_CLOSE_MS);
     file.idle.unref();
-  }
-}
-
-/** Opens a file for appending, creating its directories on the first append. */
-async function openForAppend(absPath: string): Promise<number> {
-  try {
-    return await openAsync(absPath, APPEND_FLAGS, 0o666);
-  } catch (error) {
-    if (errnoCode(error) !== 'ENOENT') throw error;
-    await mkdir(path.dirname(absPath), { recursive: true });
-    return openAsync(absPath, APPEND_FLAGS, 0o666);
   }
 }

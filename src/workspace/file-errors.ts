@@ -16,9 +16,9 @@ export function fileError(error: unknown, requested: string): HarnessError {
     EACCES: `Permission denied for "${requested}".`,
     EPERM: `Permission denied for "${requested}".`,
     ENAMETOOLONG: `The path "${requested}" is too long. Use a shorter name.`,
-    // From opening with O_NOFOLLOW or O_NONBLOCK (appendFile): something replaced the file after it was checked.
-    ELOOP: `"${requested}" is a symbolic link; appending through it is not allowed. Use another path.`,
-    ENXIO: `"${requested}" is not a regular file (a FIFO or device); appending to it is not allowed. Use another path.`,
+    // From opening with O_NOFOLLOW or O_NONBLOCK (safe-fs.ts): something replaced the file after it was checked.
+    ELOOP: `"${requested}" is a symbolic link; workspace files are not opened through links. Use another path.`,
+    ENXIO: `"${requested}" is not a regular file (a FIFO, socket or device); it cannot be opened. Use another path.`,
   };
   const message = messages[errnoCode(error) ?? ''];
   return message

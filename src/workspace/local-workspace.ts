@@ -1,6 +1,5 @@
-import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { chmod, lstat, mkdir, mkdtemp, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdtemp, realpath, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
@@ -9,8 +8,11 @@ import { HarnessError } from '../errors.js';
 import { AppendFiles } from './append-files.js';
 import { ArtifactRegistry } from './artifact-registry.js';
 import { errnoCode, fileError } from './file-errors.js';
+import { makeDirectory } from './make-directory.js';
+import { fitChars } from './preview/bounded-text.js';
 import { previewFile } from './preview/preview-file.js';
 import { resolveInside } from './resolve-inside.js';
+import { hashRegularFile, readRegularFile, readSourceFile, withCheckedEntry, writeAtomically } from './safe-fs.js';
 import type { AppendResult, ArtifactRecord, Workspace, WriteOrigin } from './types.js';
 
 /** Options of {@link LocalWorkspace.create}. */
@@ -30,15 +32,10 @@ export type LocalWorkspaceOptions = z.input<typeof LocalWorkspaceOptionsSchema> 
   now?: () => number;
 };
 
-async function sha256OfFile(absPath: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(absPath)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
-
 /**
  * A workspace in a local directory: every path is resolved inside it (no `..`, no absolute paths, no symbolic
- * links leading out), writes are atomic, and every file a tool writes is recorded as an artifact.
+ * links leading out), files are then opened without following links and only when they are regular files
+ * (`safe-fs.ts`), writes are atomic, and every file a tool writes is recorded as an artifact.
  *
  * @example
  * ```ts
@@ -84,7 +81,7 @@ export class LocalWorkspace implements Workspace {
     } else {
       directory = path.resolve(dir);
       try {
-        await mkdir(directory, { recursive: true });
+        await makeDirectory(directory);
       } catch (error) {
         throw new HarnessError('invalid-options', `Cannot create the workspace directory "${directory}": ${String(error)}`, {
           cause: error,
@@ -107,21 +104,16 @@ export class LocalWorkspace implements Workspace {
     return path.relative(this.root, absPath).split(path.sep).join('/');
   }
 
-  /** Reads a file inside the workspace. */
+  /** Reads a regular file inside the workspace; refuses a FIFO, socket or device (see `safe-fs.ts`). */
   async readFile(requested: string): Promise<Buffer> {
-    const absPath = await this.resolve(requested, 'read');
-    try {
-      return await readFile(absPath);
-    } catch (error) {
-      throw fileError(error, requested);
-    }
+    return readRegularFile(this.root, await this.resolve(requested, 'read'), requested);
   }
 
   /** Writes a file atomically (temp file in the same directory, then rename), creating directories, and records it. */
   async writeFile(requested: string, data: string | Uint8Array, origin: WriteOrigin): Promise<ArtifactRecord> {
     const absPath = await this.resolve(requested, 'write');
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    await this.#atomicWrite(absPath, bytes, requested);
+    await writeAtomically(this.root, absPath, bytes, requested);
     return this.#registry.record({
       path: this.relative(absPath),
       size: bytes.byteLength,
@@ -135,7 +127,8 @@ export class LocalWorkspace implements Workspace {
   /**
    * Appends to a file, creating it and its directories when missing. The path is resolved as for `writeFile`; a
    * symbolic link as the file itself is refused rather than followed, and so is anything that is not a regular file
-   * (checked before opening, so a FIFO cannot block the call, and again on the open file). A file reached without
+   * (checked before opening, so a FIFO cannot block the call, and again on the open file) and a file with other hard
+   * links. A file reached without
    * any symbolic link then stays open: the next appends check that its path still names it and write to it with
    * synchronous system calls (microseconds for a local file), until it has been idle for 30 s or `dispose` closes it.
    * Appended files are not recorded as artifacts: hashing a growing log at every append would cost more than the
@@ -160,15 +153,15 @@ export class LocalWorkspace implements Workspace {
     const absPath = await this.resolve(destination, 'write');
     let bytes: Buffer;
     try {
-      bytes = await readFile(sourceAbsPath);
+      bytes = await readSourceFile(sourceAbsPath);
     } catch (error) {
       throw new HarnessError(
         'invalid-input',
-        `Cannot read the file to copy into the workspace, "${sourceAbsPath}": ${String(error)}`,
+        `Cannot read the file to copy into the workspace, "${sourceAbsPath}": ${error instanceof Error ? error.message : String(error)}`,
         { cause: error },
       );
     }
-    await this.#atomicWrite(absPath, bytes, destination);
+    await writeAtomically(this.root, absPath, bytes, destination);
     return this.relative(absPath);
   }
 
@@ -176,12 +169,12 @@ export class LocalWorkspace implements Workspace {
   async recordArtifact(requested: string, origin: WriteOrigin): Promise<ArtifactRecord | undefined> {
     const absPath = await this.resolve(requested, 'read');
     try {
-      const stats = await stat(absPath);
-      if (!stats.isFile()) return undefined;
+      const file = await hashRegularFile(this.root, absPath, requested);
+      if (!file) return undefined;
       return this.#registry.record({
         path: this.relative(absPath),
-        size: stats.size,
-        sha256: await sha256OfFile(absPath),
+        size: file.size,
+        sha256: file.sha256,
         tool: origin.tool,
         ...(origin.scope === undefined ? {} : { scope: origin.scope }),
         updatedAt: this.#now(),
@@ -207,13 +200,18 @@ export class LocalWorkspace implements Workspace {
     }
   }
 
-  /** A bounded, modality-aware preview of a file; see {@link previewFile}. */
+  /**
+   * A bounded, modality-aware preview of a file or directory; see {@link previewFile}. It reads the very file that was
+   * checked, opened without following links; a FIFO, socket or device is refused.
+   */
   async preview(requested: string, options: { maxChars?: number } = {}): Promise<string> {
     const absPath = await this.resolve(requested, 'read');
-    return previewFile(absPath, {
-      maxChars: options.maxChars ?? this.#previewChars,
-      displayName: this.relative(absPath) || '.',
-    });
+    const maxChars = options.maxChars ?? this.#previewChars;
+    const displayName = this.relative(absPath) || '.';
+    const shown = await withCheckedEntry(this.root, absPath, requested, (readPath) =>
+      previewFile(readPath, { maxChars, displayName }),
+    );
+    return shown ?? fitChars(`${displayName}: does not exist.`, maxChars);
   }
 
   /**
@@ -223,28 +221,5 @@ export class LocalWorkspace implements Workspace {
   async dispose(): Promise<void> {
     this.#appends.closeAll();
     if (this.temporary) await rm(this.root, { recursive: true, force: true });
-  }
-
-  async #atomicWrite(absPath: string, bytes: Uint8Array, requested: string): Promise<void> {
-    const directory = path.dirname(absPath);
-    const temporary = path.join(directory, `.${path.basename(absPath)}.${randomUUID().slice(0, 8)}.tmp`);
-    try {
-      const existing = await lstat(absPath).catch((error: unknown) => {
-        if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ENOTDIR') return undefined;
-        throw error;
-      });
-      if (existing?.isDirectory()) {
-        throw new HarnessError('invalid-input', `"${requested}" is a directory; choose a file name inside it.`);
-      }
-      await mkdir(directory, { recursive: true });
-      await writeFile(temporary, bytes, { flag: 'wx' });
-      // Overwriting keeps the file's permissions (an executable script stays executable).
-      if (existing) await chmod(temporary, existing.mode & 0o7777);
-      await rename(temporary, absPath);
-    } catch (error) {
-      // The temp file may never have existed (e.g. the parent is a file); the original error is what matters.
-      await rm(temporary, { force: true }).catch(() => undefined);
-      throw fileError(error, requested);
-    }
   }
 }

@@ -38,21 +38,25 @@ export interface Workspace {
    * of code `path-outside-workspace` whose message says why.
    */
   resolve(path: string, intent: 'read' | 'write'): Promise<string>;
-  /** Reads a file inside the workspace. */
+  /** Reads a file inside the workspace; refuses a FIFO, socket or device (`invalid-input`) rather than block on it. */
   readFile(path: string): Promise<Buffer>;
-  /** Writes a file atomically (temp file + rename) and records it as an artifact. */
+  /**
+   * Writes a file atomically (temp file + rename) and records it as an artifact. Refuses a directory, FIFO, socket or
+   * device at the path; `LocalWorkspace` also never follows a link put in the way while it writes.
+   */
   writeFile(path: string, data: string | Uint8Array, origin: WriteOrigin): Promise<ArtifactRecord>;
   /**
    * Appends to a file, creating it and its directories when missing; the harness keeps its logs this way (the
    * memory's full tool outputs under `.harness/outputs/`). Resolves the path as `writeFile` does, and refuses a
-   * symbolic link as the file itself and anything that is not a regular file (a FIFO, socket or device). Concurrent
+   * symbolic link as the file itself, anything that is not a regular file (a FIFO, socket or device) and a file with
+   * other hard links (an append would change them too). Concurrent
    * appends to one file need not be ordered: callers that care wait for one append before the next.
    * @returns the file's size in bytes after the append (the caller finds where its data starts from it)
    */
   appendFile(path: string, data: string | Uint8Array, origin: WriteOrigin): Promise<AppendResult>;
   /**
    * Copies a file from outside the workspace (an attachment, by absolute path) into it, without recording it as an
-   * artifact. `destination` is resolved as for `writeFile`.
+   * artifact. `destination` is resolved as for `writeFile`; a source that is not a regular file is refused.
    * @returns the workspace-relative path of the copy
    */
   copyIn(sourceAbsolutePath: string, destination: string, origin?: WriteOrigin): Promise<string>;
@@ -62,6 +66,9 @@ export interface Workspace {
   artifacts(): ArtifactRecord[];
   /** True when the path exists inside the workspace (false for escapes). */
   exists(path: string): Promise<boolean>;
-  /** A bounded, modality-aware preview of a file (text, CSV, PDF, DOCX, XLSX, PPTX, images, archives). */
+  /**
+   * A bounded, modality-aware preview of a file or directory (text, CSV, PDF, DOCX, XLSX, PPTX, images, archives);
+   * refuses a FIFO, socket or device.
+   */
   preview(path: string, options?: { maxChars?: number }): Promise<string>;
 }
