@@ -2,6 +2,8 @@
  * Intake: the run's attachments copied into its workspace under `attachments/`, for either mode.
  * @module
  */
+import type { Stats } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { toHarnessError } from '../errors.js';
 import type { Workspace } from '../workspace/types.js';
@@ -10,6 +12,8 @@ import { StopRun } from './run-control.js';
 /**
  * Copies each attachment into `attachments/` through the workspace (same-named files get `-2`, `-3`, …) and returns
  * their workspace-relative paths; a file that cannot be copied stops the run with `invalid-input` at stage `intake`.
+ * Only regular files are copied: each is checked with `stat` first, so a FIFO, socket, device or directory is
+ * refused without being opened (opening a FIFO waits for a writer that may never come).
  */
 export async function copyAttachments(workspace: Workspace, sources: readonly string[]): Promise<string[]> {
   const used = new Set<string>();
@@ -18,6 +22,8 @@ export async function copyAttachments(workspace: Workspace, sources: readonly st
     const absolute = path.resolve(source);
     const dest = uniqueName(`attachments/${path.basename(absolute)}`, used);
     try {
+      const kind = nonFileKind(await stat(absolute));
+      if (kind) throw new Error(`it is ${kind}, not a regular file. Attach regular files only.`);
       await workspace.copyIn(absolute, dest, { tool: 'intake' });
     } catch (error) {
       throw new StopRun(
@@ -29,6 +35,16 @@ export async function copyAttachments(workspace: Workspace, sources: readonly st
     copied.push(dest);
   }
   return copied;
+}
+
+/** What a path is when it is not a regular file, in words; undefined for a regular file. */
+function nonFileKind(stats: Stats): string | undefined {
+  if (stats.isFile()) return undefined;
+  if (stats.isDirectory()) return 'a directory';
+  if (stats.isFIFO()) return 'a FIFO (named pipe)';
+  if (stats.isSocket()) return 'a socket';
+  if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'a device';
+  return 'something other than a file';
 }
 
 function uniqueName(candidate: string, used: Set<string>): string {

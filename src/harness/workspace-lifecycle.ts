@@ -1,0 +1,128 @@
+/**
+ * The workspaces of a harness's runs: opened and locked when a run starts, sealed and unlocked when it ends, and
+ * the temporary ones removed by `harness.close()` as the `workspace` option says.
+ * @module
+ */
+import type { RunResult } from '../pipeline/types.js';
+import { HarnessError, toHarnessError } from '../errors.js';
+import { LocalWorkspace } from '../workspace/local-workspace.js';
+import { SealableWorkspace } from '../workspace/sealable-workspace.js';
+import type { Workspace } from '../workspace/types.js';
+import { lockWorkspace } from '../workspace/workspace-lock.js';
+
+/** Where runs work and what `harness.close()` removes; see the `workspace` option of `createHarness`. */
+export interface WorkspaceSettings {
+  /** A directory to run in (created when missing; never removed). Absent: a fresh temporary directory per run. */
+  dir?: string;
+  /**
+   * What `harness.close()` does with the temporary workspaces the harness created (a named `dir` is never removed):
+   * absent → removes those of succeeded runs and keeps the others for inspection; `true` → keeps them all;
+   * `false` → removes them all, failed runs' too.
+   */
+  keep?: boolean;
+}
+
+/** The `workspace` option: a directory path, a {@link Workspace} of your own, or {@link WorkspaceSettings}. */
+export type WorkspaceOption = string | Workspace | WorkspaceSettings;
+
+/** What `harness.close()` resolves to. */
+export interface CloseResult {
+  /** Temporary workspaces the harness created and has now deleted. */
+  removed: string[];
+  /** Every other workspace its runs used, still on disk: kept temporary ones, named directories, your Workspaces. */
+  kept: string[];
+}
+
+/** A run's hold on its workspace. @internal */
+export interface WorkspaceLease {
+  /** The handle the run's components use; it refuses writes once `end` has been called. */
+  readonly workspace: Workspace;
+  /**
+   * Seals the workspace, waits for the writes under way, then unlocks it; `status` decides what `close()` does with
+   * a temporary one (undefined: the run rejected). Only the first call counts; never throws.
+   */
+  end(status: RunResult['status'] | undefined): Promise<void>;
+}
+
+/** A temporary directory the harness made: the only kind it ever removes. */
+interface TemporaryWorkspace {
+  workspace: LocalWorkspace;
+  succeeded: boolean;
+}
+
+/** Opens, locks, seals and finally removes the workspaces of one harness's runs. @internal */
+export class RunWorkspaces {
+  readonly #option: WorkspaceOption | undefined;
+  readonly #temporary: TemporaryWorkspace[] = [];
+  /** Roots of named directories and of your Workspaces: never removed, listed as kept. */
+  readonly #others = new Set<string>();
+
+  constructor(option: WorkspaceOption | undefined) {
+    this.#option = option;
+  }
+
+  /** The workspace of a new run, locked for it; throws `invalid-options` or `workspace-busy`. */
+  async open(runId: string): Promise<WorkspaceLease> {
+    const { workspace, created } = await this.#create();
+    let lock: Awaited<ReturnType<typeof lockWorkspace>>;
+    try {
+      lock = await lockWorkspace(workspace.root, runId);
+    } catch (error) {
+      if (created?.temporary) await created.dispose().catch(() => undefined);
+      throw error;
+    }
+    const sealable = new SealableWorkspace(workspace, runId);
+    let ended: Promise<void> | undefined;
+    const end = async (status: RunResult['status'] | undefined): Promise<void> => {
+      await sealable.seal();
+      await lock.release().catch(() => undefined);
+      // A named directory keeps its files, but not the append handles the run left open in it.
+      if (created && !created.temporary) await created.dispose().catch(() => undefined);
+      if (created?.temporary) this.#temporary.push({ workspace: created, succeeded: status === 'succeeded' });
+      else this.#others.add(workspace.root);
+    };
+    return { workspace: sealable, end: (status) => (ended ??= end(status)) };
+  }
+
+  /** Deletes the temporary workspaces the `keep` setting allows, and lists what it kept and removed. */
+  async cleanup(): Promise<CloseResult> {
+    const keep = typeof this.#option === 'object' && 'keep' in this.#option ? this.#option.keep : undefined;
+    const removed: string[] = [];
+    const kept: string[] = [];
+    for (const { workspace, succeeded } of this.#temporary.splice(0)) {
+      const remove = keep === false || (keep === undefined && succeeded);
+      // A directory that cannot be deleted (permissions changed by the agent's code) is reported as kept.
+      if (remove && (await workspace.dispose().then(() => true, () => false))) removed.push(workspace.root);
+      else kept.push(workspace.root);
+    }
+    kept.push(...this.#others);
+    this.#others.clear();
+    return { removed, kept };
+  }
+
+  async #create(): Promise<{ workspace: Workspace; created?: LocalWorkspace }> {
+    const option = this.#option;
+    if (isWorkspace(option)) return { workspace: option };
+    const dir = typeof option === 'string' ? option : option?.dir;
+    try {
+      const created = await LocalWorkspace.create(dir === undefined ? {} : { dir });
+      return { workspace: created, created };
+    } catch (error) {
+      throw new HarnessError(
+        'invalid-options',
+        `Could not create the workspace${dir ? ` at "${dir}"` : ''}: ${toHarnessError(error).message}`,
+        { cause: error },
+      );
+    }
+  }
+}
+
+/** A Workspace object (it has `resolve` and `root`), as opposed to a path or {@link WorkspaceSettings}. @internal */
+export function isWorkspace(value: unknown): value is Workspace {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { resolve?: unknown }).resolve === 'function' &&
+    typeof (value as { root?: unknown }).root === 'string'
+  );
+}
