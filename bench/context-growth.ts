@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import type { GenerateRequest, GenerateResult, LlmBackend, Message, ToolSpec } from '../src/backend/types.js';
+import type { GenerateRequest, GenerateResult, LlmBackend, Message, StreamPart, ToolSpec } from '../src/backend/types.js';
 import type { EventInput } from '../src/events.js';
 import { Executor } from '../src/executor/executor.js';
 import { MemoryManager, TokenCounter, gptTokenizer, type MemoryManagerOptions } from '../src/memory/index.js';
@@ -29,6 +29,8 @@ export interface Configuration {
   mode: 'naive' | 'paper' | 'aging';
   steps: number;
   window: number;
+  /** `stream`: the backend also has `stream()`, so every call goes through it and emits delta events. */
+  transport?: 'generate' | 'stream';
 }
 
 /** What one configuration measured. */
@@ -68,9 +70,9 @@ function result(content: string, toolCalls: GenerateResult['message']['toolCalls
 }
 
 /** A zero-latency backend that calls the tool `steps` times, then submits; summaries are a fixed text. */
-function loopBackend(steps: number, contextWindow: number): LlmBackend {
+function loopBackend(steps: number, contextWindow: number, transport: Configuration['transport']): LlmBackend {
   let executeCalls = 0;
-  return {
+  const backend: LlmBackend = {
     provider: 'bench',
     modelId: 'zero-latency',
     contextWindow,
@@ -83,6 +85,28 @@ function loopBackend(steps: number, contextWindow: number): LlmBackend {
       return result('', [{ id: 'submit', name: 'submit_answer', arguments: JSON.stringify({ answer: 'done', files: [] }) }]);
     },
   };
+  if (transport !== 'stream') return backend;
+  return {
+    ...backend,
+    // What a provider stream looks like: the reply's text and each tool call's arguments in a few pieces, then finish.
+    async *stream(request: GenerateRequest): AsyncIterable<StreamPart> {
+      const answer = await backend.generate(request);
+      for (const piece of pieces(answer.message.content)) yield { type: 'text-delta', text: piece };
+      for (const call of answer.message.toolCalls) {
+        for (const [i, piece] of pieces(call.arguments).entries()) {
+          yield { type: 'tool-call-delta', id: call.id, ...(i === 0 ? { name: call.name } : {}), argumentsDelta: piece };
+        }
+      }
+      yield { type: 'finish', result: answer };
+    },
+  };
+}
+
+/** A text cut into pieces of 8 characters, as a provider streams it. */
+function pieces(text: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += 8) out.push(text.slice(i, i + 8));
+  return out;
 }
 
 /** The peers' behaviour: keeps every message whole and sends everything; counts with the same tokenizer. */
@@ -126,7 +150,7 @@ async function runOnce(config: Configuration, outputs: string[]) {
     // The naive loop is unbounded: give it a window nothing reaches, and count what it would send.
     const window = config.mode === 'naive' ? Number.MAX_SAFE_INTEGER : config.window;
     const executor = new Executor({
-      backend: loopBackend(config.steps, window),
+      backend: loopBackend(config.steps, window, config.transport),
       tools: new ToolRegistry([fetchPage]),
       memory,
       emit,
@@ -239,11 +263,13 @@ export function targets(rows: Measurement[]): string {
 
 /** Runs every configuration, each in its own process, and prints the table. */
 export async function main(): Promise<void> {
+  // `npm run bench -- --stream`: the same loop with a backend that streams (delta events built for every call).
+  const transport = process.argv.includes('--stream') ? 'stream' : 'generate';
   const configs: Configuration[] = [];
   for (const steps of [50, 200]) {
-    configs.push({ mode: 'naive', steps, window: 0 });
+    configs.push({ mode: 'naive', steps, window: 0, transport });
     for (const window of [128_000, 32_000]) {
-      configs.push({ mode: 'paper', steps, window }, { mode: 'aging', steps, window });
+      configs.push({ mode: 'paper', steps, window, transport }, { mode: 'aging', steps, window, transport });
     }
   }
   const script = await compile();
@@ -252,7 +278,7 @@ export async function main(): Promise<void> {
     process.stderr.write(`running ${config.mode} N=${config.steps} window=${config.window || 'unbounded'}…\n`);
     rows.push(await inChild(script, config));
   }
-  console.log(`context-growth: ${OUTPUT_CHARS}-char tool outputs, zero-latency backend, median of ${RUNS} runs, node ${process.version}\n`);
+  console.log(`context-growth: ${OUTPUT_CHARS}-char tool outputs, zero-latency ${transport} backend, median of ${RUNS} runs, node ${process.version}\n`);
   console.log(table(rows));
   console.log(`\n${targets(rows)}`);
 }

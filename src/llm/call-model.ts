@@ -1,19 +1,23 @@
 /**
- * The one observed model call every role goes through: sampling and the output reserve applied, `llm-request` and
- * `llm-response` emitted, the result normalised, and the provider's usage handed back for calibration.
+ * The one observed model call every role goes through: sampling and the output reserve applied, `llm-request`,
+ * `llm-retry`, the live deltas and `llm-response` emitted under one call id, the result normalised, and the
+ * provider's usage handed back for calibration.
  * @module
  */
+import { randomUUID } from 'node:crypto';
 import type {
   GenerateRequest,
   GenerateResult,
   LlmBackend,
   Message,
   Purpose,
+  RetryNotice,
   ToolSpec,
   Usage,
 } from '../backend/types.js';
 import { DEFAULTS } from '../defaults.js';
 import type { EmitEvent } from '../events.js';
+import { streamCall, streamsCalls, type CallIdentity } from './stream-call.js';
 
 /** Counts a request's tokens (messages plus tool specs). */
 export type RequestTokenCounter = (messages: readonly Message[], tools: readonly ToolSpec[]) => number;
@@ -52,6 +56,8 @@ export interface ModelCallContext {
   maxOutputTokens?: number | undefined;
   /** Receives the counted input and the provider's usage after every call (the memory calibrates its counts with it). */
   onUsage?: ((countedInputTokens: number, usage: Usage, backend: LlmBackend) => void) | undefined;
+  /** Makes the id that ties a call's events together; a random UUID by default. */
+  newCallId?: (() => string) | undefined;
 }
 
 /** How a role's calls are made: its sampling, output reserve and usage observer (the harness fills these in per role). */
@@ -82,8 +88,10 @@ export const estimateRequestTokens: RequestTokenCounter = (messages, tools) => {
 };
 
 /**
- * Calls the backend with `purpose`, sampling and the output reserve set, emits the request/response events and
- * returns the result normalised (a missing `toolCalls` or `usage` becomes empty). Backend errors propagate.
+ * Calls the backend with `purpose`, sampling and the output reserve set, emits the call's events and returns the
+ * result normalised (a missing `toolCalls` or `usage` becomes empty). A backend with `stream()` (and no
+ * `streaming: false`) is called through it, its parts emitted as delta events as they arrive; otherwise `generate()`.
+ * Every retry the backend reports through `onRetry` becomes an `llm-retry` event. Backend errors propagate.
  */
 export async function callModel(
   context: ModelCallContext,
@@ -91,6 +99,7 @@ export async function callModel(
 ): Promise<GenerateResult> {
   const now = context.now ?? Date.now;
   const count = context.countTokens ?? estimateRequestTokens;
+  const { backend, emit } = context;
   let messages = request.messages;
   if (context.fit) {
     messages = await context.fit(messages, {
@@ -104,19 +113,34 @@ export async function callModel(
   const maxOutputTokens = request.maxOutputTokens ?? context.maxOutputTokens;
   const temperature = request.temperature ?? context.sampling?.temperature;
   const topP = request.topP ?? context.sampling?.topP;
-  context.emit?.({
-    type: 'llm-request',
+  const identity: CallIdentity = {
     runId: context.runId,
     purpose: context.purpose,
     scope: context.scope,
-    provider: context.backend.provider,
-    modelId: context.backend.modelId,
+    callId: (context.newCallId ?? randomUUID)(),
+  };
+  emit?.({
+    type: 'llm-request',
+    ...identity,
+    provider: backend.provider,
+    modelId: backend.modelId,
     messages: messages.length,
     requestTokens,
     ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
   });
-  const started = now();
-  const raw = await context.backend.generate({
+  const onRetry = (notice: RetryNotice) => {
+    request.onRetry?.(notice);
+    emit?.({
+      type: 'llm-retry',
+      ...identity,
+      provider: backend.provider,
+      modelId: backend.modelId,
+      attempt: notice.attempt,
+      delayMs: notice.delayMs,
+      error: { code: notice.error.code, message: notice.error.message },
+    });
+  };
+  const sent: GenerateRequest = {
     ...request,
     messages: [...messages],
     purpose: context.purpose,
@@ -124,14 +148,15 @@ export async function callModel(
     ...(topP === undefined ? {} : { topP }),
     ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
     ...(context.signal ? { signal: context.signal } : {}),
-  });
+    onRetry,
+  };
+  const started = now();
+  const raw = streamsCalls(backend) ? await streamCall(backend, sent, identity, emit) : await backend.generate(sent);
   const result = normalizeResult(raw);
-  context.onUsage?.(requestTokens, result.usage, context.backend);
-  context.emit?.({
+  context.onUsage?.(requestTokens, result.usage, backend);
+  emit?.({
     type: 'llm-response',
-    runId: context.runId,
-    purpose: context.purpose,
-    scope: context.scope,
+    ...identity,
     finishReason: result.finishReason,
     usage: result.usage,
     toolCalls: result.message.toolCalls.length,

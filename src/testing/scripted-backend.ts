@@ -30,6 +30,8 @@ const ScriptedBackendOptionsSchema = z.object({
   modelId: z.string().min(1).default('scripted'),
   provider: z.string().min(1).default('scripted'),
   usage: z.enum(['estimate', 'zero']).default('estimate'),
+  /** Like the shipped adapters' `stream` option: `true` makes the harness call `stream()` and emit delta events. */
+  stream: z.boolean().default(false),
 });
 
 /** Options of {@link ScriptedBackend}. */
@@ -52,6 +54,8 @@ export class ScriptedBackend implements LlmBackend {
   readonly provider: string;
   readonly modelId: string;
   readonly contextWindow: number;
+  /** Whether the harness calls this backend through `stream()` (the `stream` option). */
+  readonly streaming: boolean;
   /** Every request received, in order (messages copied at call time). */
   readonly calls: GenerateRequest[] = [];
 
@@ -66,7 +70,7 @@ export class ScriptedBackend implements LlmBackend {
       throw new HarnessError(
         'invalid-options',
         `Invalid ScriptedBackend option "${issue?.path.join('.') ?? '?'}": ${issue?.message ?? 'invalid'}. ` +
-          'contextWindow must be a positive integer, modelId/provider non-empty strings, usage "estimate" or "zero".',
+          'contextWindow must be a positive integer, modelId/provider non-empty strings, usage "estimate" or "zero", stream a boolean.',
       );
     }
     if (script === null || typeof script !== 'object' && typeof script !== 'function') {
@@ -77,6 +81,7 @@ export class ScriptedBackend implements LlmBackend {
     this.modelId = parsed.data.modelId;
     this.contextWindow = parsed.data.contextWindow;
     this.usageMode = parsed.data.usage;
+    this.streaming = parsed.data.stream;
   }
 
   /** The recorded requests of one purpose. */
@@ -174,9 +179,11 @@ export class ScriptedBackend implements LlmBackend {
 }
 
 function recordRequest(request: GenerateRequest): GenerateRequest {
-  const { signal, ...data } = request;
+  // Functions and signals cannot be cloned: they are kept by reference.
+  const { signal, onRetry, ...data } = request;
   const copy = structuredClone(data) as GenerateRequest;
   if (signal) copy.signal = signal;
+  if (onRetry) copy.onRetry = onRetry;
   return copy;
 }
 
