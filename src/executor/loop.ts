@@ -18,6 +18,7 @@ import { HarnessError, toHarnessError } from '../errors.js';
 import type { EmitEvent, EventInput } from '../events.js';
 import { callModel, reservedOutputTokens, type ModelCallContext, type Sampling } from '../llm/call-model.js';
 import type { ExecutionMemory, MemoryScope, PendingRequest } from '../memory/types.js';
+import { DataMark } from '../prompts/datamark.js';
 import {
   CONTINUE_AFTER_LENGTH,
   NUDGE_AFTER_EMPTY,
@@ -79,6 +80,7 @@ export class Loop {
   private readonly memoryScope: MemoryScope;
   private readonly toolContext: ToolContext;
   private readonly specs: ToolSpec[];
+  private readonly mark: DataMark;
   private dialogue: Message[];
 
   constructor(
@@ -86,6 +88,7 @@ export class Loop {
     private readonly input: ExecutorRunInput,
   ) {
     const { runId, purpose, scope, workspace } = input;
+    this.mark = input.dataMark ?? DataMark.random();
     this.backend = this.settings.backendFor(purpose);
     const emit = (event: EventInput) => this.emit(event);
     this.memoryScope = {
@@ -98,6 +101,7 @@ export class Loop {
       workspace,
       signal: this.controller.signal,
       emit,
+      dataMark: this.mark,
     };
     const cleanups = this.cleanups;
     this.toolContext = {
@@ -111,10 +115,11 @@ export class Loop {
       onScopeEnd: (cleanup) => {
         cleanups.push(cleanup);
       },
+      scopeKey: {},
     };
     this.specs = [...this.settings.tools.specs(), SUBMIT_SPEC];
     this.dialogue = [
-      { role: 'system', content: this.settings.systemPrompt },
+      { role: 'system', content: this.mark.withRule(this.settings.systemPrompt) },
       {
         role: 'user',
         content: renderExecutorTask({ request: input.request, objective: input.objective, priorState: input.priorState }),
@@ -266,11 +271,19 @@ export class Loop {
     const backend = this.settings.backendFor(role);
     const scope: MemoryScope = { ...this.memoryScope, purpose: role, backend };
     const maxOutputTokens = request.maxOutputTokens ?? this.reserveFor(backend);
+    const marked = this.withRule(request.messages);
     const messages = await this.settings.memory.fitRequest(
-      { messages: request.messages, tools: request.tools ?? [], protectedCount: request.messages.length, maxOutputTokens },
+      { messages: marked, tools: request.tools ?? [], protectedCount: marked.length, maxOutputTokens },
       scope,
     );
     return callModel(this.callContext(role, backend, this.input.scope), { ...request, messages });
+  }
+
+  /** A tool's own request with the run's rule on untrusted data in its system prompt (one is added when it has none). */
+  private withRule(messages: readonly Message[]): Message[] {
+    const [first, ...rest] = messages;
+    if (first?.role === 'system') return [{ role: 'system', content: this.mark.withRule(first.content) }, ...rest];
+    return [{ role: 'system', content: this.mark.rule }, ...messages];
   }
 
   private callContext(purpose: Purpose, backend: LlmBackend, scope: string): ModelCallContext {
@@ -344,7 +357,7 @@ export class Loop {
       Promise.all(results.map((result) => this.settings.memory.boundObservation(result, this.memoryScope))),
     );
     results.forEach((result, index) => {
-      const text = wrapToolOutput(result.toolName, observations[index] ?? '', result.isError);
+      const text = wrapToolOutput(this.mark, result.toolName, observations[index] ?? '', result.isError);
       const content: string | ContentPart[] =
         result.images.length > 0 ? [{ type: 'text', text }, ...result.images] : text;
       this.dialogue.push({

@@ -4,6 +4,7 @@
  */
 import type { Usage } from '../backend/types.js';
 import type { HarnessErrorCode } from '../errors.js';
+import type { DataMark } from '../prompts/datamark.js';
 import type { Workspace } from '../workspace/types.js';
 
 /** One executor loop to run. */
@@ -24,6 +25,11 @@ export interface ExecutorRunInput {
   maxIterations?: number;
   /** Overrides `limits.timeoutMs` for this loop (e.g. the run time left). */
   timeoutMs?: number;
+  /**
+   * The run's boundary of untrusted text: tool output and summaries are marked with it and the system prompt names
+   * it. Pass the one `objective` and `priorState` were marked with. Absent: a fresh one for this loop.
+   */
+  dataMark?: DataMark;
 }
 
 /** How one executor loop ended. */

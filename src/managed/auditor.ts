@@ -14,6 +14,7 @@ import { parseJsonReply } from '../json/parse-json-reply.js';
 import type { Sampling } from '../llm/call-model.js';
 import { MemoryManager } from '../memory/memory-manager.js';
 import type { ExecutionMemory } from '../memory/types.js';
+import { DataMark } from '../prompts/datamark.js';
 import { readFileTool } from '../tools/builtin/read-file.js';
 import { ToolRegistry } from '../tools/registry.js';
 import type { Tool } from '../tools/types.js';
@@ -157,8 +158,11 @@ export class Auditor implements AuditorLike {
   /** Audits one round. Never rejects for a model, tool or agent failure: those end as the fallback verdict. */
   async audit(input: AuditInput): Promise<AuditOutcome> {
     const budget = input.maxIterations ?? this.maxIterations;
-    const task = this.agent ? renderExternalAuditPrompt(input, this.instructions, this.evidenceShown) : renderAuditTask(input);
-    const first = await this.episode(input, task, `audit-${input.round}`, budget);
+    const mark = input.dataMark ?? DataMark.random();
+    const task = this.agent
+      ? renderExternalAuditPrompt(input, this.instructions, this.evidenceShown, mark)
+      : renderAuditTask(input, mark);
+    const first = await this.episode(input, task, `audit-${input.round}`, budget, mark);
     const parsed = parseJsonReply(first.text, VerdictSchema);
     if (parsed.ok) return outcome(parsed.value, first.iterations, first.error);
     let error = first.error ? `${parsed.error} The audit episode failed: ${first.error.message}` : parsed.error;
@@ -167,7 +171,8 @@ export class Auditor implements AuditorLike {
     const left = budget - first.iterations;
     // A stopped run gets no second episode, and neither does a loop with no iterations left for one.
     if (!input.signal?.aborted && (this.agent || left >= 1)) {
-      const second = await this.episode(input, renderAuditReask(task, error, first.text), `audit-${input.round}-reask`, left);
+      const reask = renderAuditReask(task, error, first.text, mark);
+      const second = await this.episode(input, reask, `audit-${input.round}-reask`, left, mark);
       iterations += second.iterations;
       lastError = second.error;
       const again = parseJsonReply(second.text, VerdictSchema);
@@ -188,7 +193,13 @@ export class Auditor implements AuditorLike {
     };
   }
 
-  private async episode(input: AuditInput, task: string, scope: string, maxIterations: number): Promise<Episode> {
+  private async episode(
+    input: AuditInput,
+    task: string,
+    scope: string,
+    maxIterations: number,
+    mark: DataMark,
+  ): Promise<Episode> {
     const timeoutMs = input.timeoutMs ?? this.timeoutMs;
     if (this.agent) {
       const env = { HARNESS_RUN_ID: input.runId, HARNESS_ROUND: String(input.round), HARNESS_ROLE: 'audit' };
@@ -212,10 +223,11 @@ export class Auditor implements AuditorLike {
       scope,
       request: input.request,
       objective: task,
-      priorState: renderAuditedState(input.state, this.evidenceShown),
+      priorState: renderAuditedState(input.state, this.evidenceShown, mark),
       workspace: input.workspace,
       maxIterations,
       timeoutMs,
+      dataMark: mark,
       ...(input.signal ? { signal: input.signal } : {}),
     }).run();
     return { text: result.answer, iterations: result.iterations, ...(result.error ? { error: result.error } : {}) };

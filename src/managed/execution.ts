@@ -10,6 +10,7 @@ import type { EmitEvent } from '../events.js';
 import type { ExecutorLike, ExecutorResult } from '../executor/types.js';
 import type { ExecutionMemory } from '../memory/types.js';
 import type { Contract, TaskState } from '../pipeline/task-state.js';
+import { DataMark } from '../prompts/datamark.js';
 import type { Workspace } from '../workspace/types.js';
 import type { AgentAdapter, EpisodeStatus } from './adapters.js';
 import { renderAuditedState, renderExecutorObjective, renderExternalExecutorPrompt } from './prompts.js';
@@ -29,6 +30,8 @@ export interface ExecutionInput {
   /** Iterations of the built-in loop. */
   maxIterations: number;
   timeoutMs: number;
+  /** The run's boundary of untrusted text in prompts; absent: a fresh one for this round. */
+  dataMark?: DataMark;
 }
 
 /** The claim, and what the episode cost. */
@@ -62,6 +65,7 @@ const FROM_LOOP: Record<ExecutorResult['status'], EpisodeStatus> = {
 /** Runs a round's contract and returns the executor's claim, bounded by the memory layer. */
 export async function executeContract(deps: ExecutionDeps, input: ExecutionInput): Promise<ExecutionOutcome> {
   const scope = `execute-${input.round}`;
+  const mark = input.dataMark ?? DataMark.random();
   if (!deps.agent) {
     const result = await deps.executor().run({
       runId: input.runId,
@@ -69,11 +73,12 @@ export async function executeContract(deps: ExecutionDeps, input: ExecutionInput
       scope,
       request: input.request,
       objective: renderExecutorObjective(input.contract, input.state, input.round),
-      priorState: renderAuditedState(input.state, deps.evidenceShown),
+      priorState: renderAuditedState(input.state, deps.evidenceShown, mark),
       workspace: input.workspace,
       signal: input.signal,
       maxIterations: input.maxIterations,
       timeoutMs: input.timeoutMs,
+      dataMark: mark,
     });
     const status = FROM_LOOP[result.status];
     const claim: ExecutionClaim = {
@@ -93,6 +98,7 @@ export async function executeContract(deps: ExecutionDeps, input: ExecutionInput
     state: input.state,
     round: input.round,
     evidenceShown: deps.evidenceShown,
+    mark,
   });
   let episode: { status: EpisodeStatus; output: string; exitCode?: number };
   let error: ExecutionOutcome['error'];

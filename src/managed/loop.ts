@@ -17,6 +17,7 @@ import type { Workspace } from '../workspace/types.js';
 import { executeContract } from './execution.js';
 import { diffFingerprints, fingerprintWorkspace, type Fingerprint } from './integrity.js';
 import { MANAGED_DEFAULTS, parseManagedOptions, type ManagedOptions, type ResolvedManagedOptions } from './options.js';
+import { DataMark } from '../prompts/datamark.js';
 import { renderState } from './prompts.js';
 import { buildManagedReport, type ManagedReport, type ManagedRunReport } from './report.js';
 import { applyAudit, applyDrafts, emptyTaskState, openRecords, saveTaskState } from './state.js';
@@ -82,6 +83,8 @@ export interface ManagedRunInit {
   control: RunControlLike;
   /** The pipeline's report of the run's events (the harness passes its `buildReport`); the `managed` section is added. */
   baseReport: (log: readonly HarnessEvent[], wallTimeMs: number) => RunReport;
+  /** The run's boundary of untrusted text in every prompt. @defaultValue a fresh `DataMark.random()` */
+  dataMark?: DataMark;
 }
 
 /** A managed run's result: `taskState` is always set and the report has its `managed` section. */
@@ -115,10 +118,12 @@ class ManagedRun {
   private readonly produced = new Set<string>();
   private iterationsUsed = 0;
   private ending: Ending | undefined;
+  private readonly mark: DataMark;
 
   constructor(private readonly init: ManagedRunInit) {
     this.o = parseManagedOptions(init.options);
     this.control = init.control;
+    this.mark = init.dataMark ?? DataMark.random();
     this.startedAt = init.now();
     this.roles = wireRoles(this.o, {
       runId: init.runId,
@@ -177,6 +182,7 @@ class ManagedRun {
         answers: this.answers,
         feedback: this.feedback,
         signal: this.control.controller.signal,
+        dataMark: this.mark,
       }),
     );
     const { decision } = outcome;
@@ -278,6 +284,7 @@ class ManagedRun {
         signal: this.control.controller.signal,
         maxIterations: this.executorIterations(),
         timeoutMs: this.control.timeLeft(),
+        dataMark: this.mark,
       }),
     );
     this.iterationsUsed += execution.iterations;
@@ -319,6 +326,7 @@ class ManagedRun {
         signal: this.control.controller.signal,
         maxIterations,
         timeoutMs: this.control.timeLeft(),
+        dataMark: this.mark,
       });
     } catch (error) {
       thrown = error;

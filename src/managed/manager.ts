@@ -9,7 +9,7 @@ import type { EmitEvent } from '../events.js';
 import { askJson } from '../json/ask-json.js';
 import type { CallSettings, RequestFitter, RequestTokenCounter } from '../llm/call-model.js';
 import type { RecordDraft, TaskState } from '../pipeline/task-state.js';
-import { dataBlock } from '../prompts/template.js';
+import { DataMark } from '../prompts/datamark.js';
 import { MANAGED_DEFAULTS } from './options.js';
 import { MANAGER_PROMPT, renderManagerRequest } from './prompts.js';
 import { applyDrafts, openRecords } from './state.js';
@@ -80,8 +80,9 @@ export class Manager implements ManagerLike {
   /** Decides one round. Backend errors (and aborts) propagate; malformed replies fall back instead. */
   async decide(input: ManagerInput): Promise<ManagerOutcome> {
     const o = this.options;
+    const mark = input.dataMark ?? DataMark.random();
     const messages: Message[] = [
-      { role: 'system', content: o.prompt ?? MANAGER_PROMPT },
+      { role: 'system', content: mark.withRule(o.prompt ?? MANAGER_PROMPT) },
       {
         role: 'user',
         content: renderManagerRequest({
@@ -93,12 +94,13 @@ export class Manager implements ManagerLike {
           feedback: input.feedback,
           reportsShown: o.reportsShown ?? MANAGED_DEFAULTS.managerReportsShown,
           evidenceShown: o.evidenceShown ?? MANAGED_DEFAULTS.evidenceShown,
+          mark,
         }),
       },
       // Earlier questions and their answers, as the dialogue they were: the manager asked, the user answered.
       ...input.answers.flatMap((qa): Message[] => [
         { role: 'assistant', content: JSON.stringify({ records: [], next: 'ask', question: qa.question }) },
-        { role: 'user', content: `The user's answer to your question:\n${dataBlock('USER ANSWER', qa.answer)}` },
+        { role: 'user', content: `The user's answer to your question:\n${mark.block(qa.answer)}` },
       ]),
     ];
     const reply = await askJson(

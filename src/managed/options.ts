@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { HarnessError } from '../errors.js';
+import { describeIssues } from '../util/did-you-mean.js';
 import type { AgentAdapter } from './adapters.js';
 import type { AuditorLike, ManagerLike, OnAsk } from './types.js';
 
@@ -80,12 +81,9 @@ export type ResolvedManagedOptions = z.output<typeof ManagedOptionsSchema>;
 export function parseManagedOptions(options: ManagedOptions | undefined): ResolvedManagedOptions {
   const parsed = ManagedOptionsSchema.safeParse(options ?? {});
   if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues.map((issue) => {
-    const where = issue.path.length ? `managed.${issue.path.map(String).join('.')}` : 'managed';
-    return `"${where}": ${issue.message}`;
-  });
+  const problems = describeIssues(parsed.error.issues, { schema: ManagedOptionsSchema, prefix: 'managed' });
   throw new HarnessError(
     'invalid-options',
-    `Invalid managed option ${problems.join('; ')}. maxRounds, executorIterations and auditorIterations are integers ≥ 1; see docs/managed.md.`,
+    `Invalid managed options: ${problems.join('; ')}. maxRounds, executorIterations and auditorIterations are integers ≥ 1; see docs/managed.md.`,
   );
 }

@@ -14,6 +14,7 @@ import type {
   TaskState,
 } from '../pipeline/task-state.js';
 import type { HarnessErrorCode } from '../errors.js';
+import type { DataMark } from '../prompts/datamark.js';
 import type { Workspace } from '../workspace/types.js';
 import type { EpisodeStatus } from './adapters.js';
 
@@ -87,6 +88,8 @@ export interface ManagerInput {
   /** What the harness tells the manager about its last decision (e.g. `done` refused while records are open). */
   feedback: readonly string[];
   signal?: AbortSignal;
+  /** The run's boundary of untrusted text in prompts; absent: a fresh one for this call. */
+  dataMark?: DataMark;
 }
 
 /** What the manager decided. `contract.recordIds` is resolved: never empty for `execute`. */
@@ -131,6 +134,8 @@ export interface AuditInput {
   maxIterations?: number;
   /** Milliseconds the audit may take. */
   timeoutMs?: number;
+  /** The run's boundary of untrusted text in prompts; absent: a fresh one for this audit. */
+  dataMark?: DataMark;
 }
 
 /** An audit's outcome: the verdict, and how much of the run's iteration budget it used. */

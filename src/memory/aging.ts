@@ -4,7 +4,6 @@ import { splitRounds } from './rounds.js';
 const AGED_PREFIX = '[aged]';
 /** Tool results shorter than this stay as they are: a digest would not be much shorter. */
 const MIN_AGE_CHARS = 400;
-const DIGEST_CHARS = 120;
 
 /** True for a tool message that already is an aged digest. */
 export function isAged(message: Message): boolean {
@@ -16,10 +15,9 @@ function digestOf(message: Extract<Message, { role: 'tool' }>, savedTo: string |
     typeof message.content === 'string'
       ? message.content
       : message.content.map((part) => (part.type === 'text' ? part.text : '[image]')).join(' ');
-  // Only the start is needed: folding white space over the whole output would cost a pass over all of it.
-  const gist = text.slice(0, DIGEST_CHARS * 4).replace(/\s+/g, ' ').trim().slice(0, DIGEST_CHARS);
   const where = savedTo ? `full output: ${savedTo} (read_file it to see it again)` : 'full output not saved';
-  return `${AGED_PREFIX} ${message.toolName} result (${text.length} chars) collapsed; starts "${gist}…"; ${where}.`;
+  // No excerpt: the output is untrusted, and a digest outside its marked block must not carry any of it.
+  return `${AGED_PREFIX} ${message.toolName} result (${text.length} chars) collapsed; ${where}.`;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { LlmBackend, Message, ToolSpec, Usage } from '../backend/types.js';
 import { ContextOverflowError } from '../errors.js';
+import { DataMark } from '../prompts/datamark.js';
 import type { ToolInvocation } from '../tools/types.js';
 import { ageObservations } from './aging.js';
 import { UsageCalibration } from './calibration.js';
@@ -56,6 +57,8 @@ export class MemoryManager implements ExecutionMemory {
   private readonly outputs: OutputLog;
   private readonly previews: FilePreviewBudget;
   private readonly summaries: SummaryWriter;
+  /** Marks summaries of scopes that bring no boundary of their own (a custom executor's). */
+  private readonly ownMark = DataMark.random();
 
   constructor(options: MemoryManagerOptions = {}) {
     this.options = parseMemoryOptions(options);
@@ -105,7 +108,8 @@ export class MemoryManager implements ExecutionMemory {
       await saving;
       return text;
     }
-    const summarizing = cut.strategy === 'summary' ? this.summaries.page(text, scope, this.visitSummaryChars()) : undefined;
+    const summarizing =
+      cut.strategy === 'summary' ? this.summaries.page(text, scope, this.visitSummaryChars(), this.markOf(scope)) : undefined;
     const [saved, summary] = await Promise.all([saving, summarizing]);
     const note = saved?.location
       ? `full output saved to ${saved.location}; read_file it (startLine/endLine) for the rest`
@@ -150,7 +154,8 @@ export class MemoryManager implements ExecutionMemory {
     let reason: PruneReason = 'emergency-threshold';
     const plan = planCompression(messages, request.protectedCount, o.keepRecentRounds);
     if (plan.older.length > 0) {
-      const summary = await this.summaries.history(plan.older, scope, o.maxSummaryChars);
+      const mark = this.markOf(scope);
+      const summary = await this.summaries.history(plan.older, scope, o.maxSummaryChars, mark);
       // The summary's usage may have recalibrated this very backend (when it also summarises).
       factor = this.calibration.factor(scope.backend);
       tokens = this.counter.request(messages, request.tools, factor);
@@ -159,7 +164,8 @@ export class MemoryManager implements ExecutionMemory {
       } else {
         const compressed: Message[] = [
           ...plan.prefix,
-          { role: 'user', content: `${SUMMARY_HEADER}\n${summary}` },
+          // Written by a model from untrusted tool output: it comes back as marked data, like that output.
+          { role: 'user', content: `${SUMMARY_HEADER}\n${mark.block(summary)}` },
           ...plan.recent,
         ];
         const after = this.counter.request(compressed, request.tools, factor);
@@ -301,6 +307,10 @@ export class MemoryManager implements ExecutionMemory {
     const head = `Page summary (the page has ${text.length} characters; ${note}):\n${summary}`;
     const prefixChars = Math.max(0, this.options.toolMessageChars - head.length - 60);
     return `${head}\n\n[First ${Math.min(prefixChars, text.length)} characters of the page:]\n${text.slice(0, prefixChars)}`;
+  }
+
+  private markOf(scope: MemoryScope): DataMark {
+    return scope.dataMark ?? this.ownMark;
   }
 
   /** Longest page summary: half of a generic observation, so the page's start fits beside it. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DEFAULTS } from '../defaults.js';
 import { HarnessError } from '../errors.js';
+import { describeIssues } from '../util/did-you-mean.js';
 import { GPT_ENCODINGS, type Tokenizer } from './tokenizer.js';
 
 const positiveInt = (fallback: number) => z.number().int().positive().default(fallback);
@@ -58,10 +59,6 @@ const ALLOWED: Record<string, string> = {
   observationAging: 'false or { keepRecentRounds?: positive integer }',
 };
 
-function knownKeys(path: readonly PropertyKey[]): Record<string, unknown> {
-  return path[0] === 'observationAging' ? { keepRecentRounds: true } : { ...MemoryOptionsSchema.shape, tokenizer: true };
-}
-
 /** Parses memory options; a bad option throws `HarnessError('invalid-options')` naming it and its allowed range. */
 export function parseMemoryOptions(options: MemoryManagerOptions = {}): ResolvedMemoryOptions {
   const { tokenizer, ...rest } = options;
@@ -74,16 +71,14 @@ export function parseMemoryOptions(options: MemoryManagerOptions = {}): Resolved
   }
   const parsed = MemoryOptionsSchema.safeParse(rest);
   if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues.map((issue) => {
+  const problems = parsed.error.issues.flatMap((issue) => {
     // A misspelt option would otherwise be ignored silently and its default used.
     if (issue.code === 'unrecognized_keys') {
-      const where = issue.path.length ? `memory.${issue.path.join('.')}` : 'memory';
-      const known = Object.keys(knownKeys(issue.path)).join(', ');
-      return `${where}: unknown option${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')} (known: ${known})`;
+      return describeIssues([issue], { schema: MemoryOptionsSchema, prefix: 'memory', extraKeys: { '': ['tokenizer'] } });
     }
     const name = String(issue.path[0] ?? 'options');
     const allowed = ALLOWED[name] ?? 'a positive integer';
-    return `memory.${issue.path.join('.')}: ${issue.message} (allowed: ${allowed})`;
+    return [`memory.${issue.path.join('.')}: ${issue.message} (allowed: ${allowed})`];
   });
   throw new HarnessError('invalid-options', `Invalid memory options. ${problems.join('; ')}.`);
 }

@@ -1,6 +1,7 @@
 import type { Message } from '../backend/types.js';
 import { toHarnessError } from '../errors.js';
 import { callModel } from '../llm/call-model.js';
+import type { DataMark } from '../prompts/datamark.js';
 import type { UsageCalibration } from './calibration.js';
 import { windowOf } from './limits.js';
 import { historySummaryPrompt, pageSummaryPrompt, renderTranscript } from './summary-prompt.js';
@@ -29,16 +30,21 @@ export class SummaryWriter {
     private readonly calibration: UsageCalibration,
   ) {}
 
-  /** A technical summary (≤ `maxChars`) of earlier rounds; undefined when the summariser fails. */
-  async history(older: readonly Message[], scope: MemoryScope, maxChars: number): Promise<string | undefined> {
+  /**
+   * A technical summary (≤ `maxChars`) of earlier rounds; undefined when the summariser fails. The transcript goes to
+   * the summariser as one block of untrusted data marked with `mark`, and its system prompt says so.
+   */
+  async history(older: readonly Message[], scope: MemoryScope, maxChars: number, mark: DataMark): Promise<string | undefined> {
     const transcript = renderTranscript(older, TRANSCRIPT_MESSAGE_CHARS);
-    const text = await this.summarize(scope, historySummaryPrompt(maxChars), transcript, maxChars, 'middle of the history omitted');
+    const system = mark.withRule(historySummaryPrompt(maxChars));
+    const text = await this.summarize(scope, system, transcript, maxChars, 'middle of the history omitted', mark);
     return text === undefined ? undefined : headTail(text, maxChars);
   }
 
-  /** A summary (≤ `maxChars`) of a long page; undefined when the summariser fails. */
-  async page(text: string, scope: MemoryScope, maxChars: number): Promise<string | undefined> {
-    const summary = await this.summarize(scope, pageSummaryPrompt(maxChars), text, maxChars, 'middle of the page omitted');
+  /** A summary (≤ `maxChars`) of a long page, sent as untrusted data marked with `mark`; undefined when it fails. */
+  async page(text: string, scope: MemoryScope, maxChars: number, mark: DataMark): Promise<string | undefined> {
+    const system = mark.withRule(pageSummaryPrompt(maxChars));
+    const summary = await this.summarize(scope, system, text, maxChars, 'middle of the page omitted', mark);
     return summary === undefined ? undefined : headTail(summary, maxChars);
   }
 
@@ -53,14 +59,15 @@ export class SummaryWriter {
     text: string,
     maxChars: number,
     note: string,
+    mark: DataMark,
   ): Promise<string | undefined> {
     const backend = scope.summarizer;
     const factor = this.calibration.factor(backend);
     const instructions: Message = { role: 'system', content: system };
     const maxOutputTokens = Math.ceil(maxChars / 2);
     const window = windowOf(backend);
-    // Uncalibrated tokens of the request without the input's text.
-    const fixed = this.counter.request([instructions], [], 1) + MESSAGE_OVERHEAD_TOKENS;
+    // Uncalibrated tokens of the request without the input's text (its markers included).
+    const fixed = this.counter.request([instructions], [], 1) + MESSAGE_OVERHEAD_TOKENS + this.counter.text(mark.block(''), 1);
     const budget = Math.min(
       uncalibrated(Math.floor(window * SUMMARIZER_INPUT_SHARE), factor),
       uncalibrated(window - maxOutputTokens, factor) - fixed,
@@ -83,7 +90,7 @@ export class SummaryWriter {
           maxOutputTokens,
           onUsage: (counted, usage, used) => this.calibration.observe(used, counted, usage),
         },
-        { messages: [instructions, { role: 'user', content: input.text }] },
+        { messages: [instructions, { role: 'user', content: mark.block(input.text) }] },
       );
       const summary = result.message.content.trim();
       return summary.length > 0 ? summary : undefined;

@@ -5,6 +5,7 @@
 import type { LlmBackend, Message, Purpose, ToolSpec, Usage } from '../backend/types.js';
 import type { EmitEvent } from '../events.js';
 import type { Sampling } from '../llm/call-model.js';
+import type { DataMark } from '../prompts/datamark.js';
 import type { ToolInvocation } from '../tools/types.js';
 import type { Workspace } from '../workspace/types.js';
 
@@ -23,6 +24,8 @@ export interface MemoryScope {
   workspace: Workspace;
   signal: AbortSignal;
   emit: EmitEvent;
+  /** The run's boundary of untrusted text: summaries enter the dialogue marked with it. Absent: the memory's own. */
+  dataMark?: DataMark;
 }
 
 /** A request about to be sent. The first `protectedCount` messages (system prompt, original request, objective, checkpoints) are never summarised or pruned. */

@@ -2,7 +2,7 @@
  * Rendering of the compact state handed from one executor loop to the next.
  * @module
  */
-import { dataBlock } from '../prompts/template.js';
+import type { DataMark } from '../prompts/datamark.js';
 import { boundAnswer, PASSED_ANSWER_CHARS } from './answers.js';
 import type { Checkpoint, Deliverable, SubtaskRecord } from './types.js';
 
@@ -17,26 +17,30 @@ export function toCheckpoint(record: SubtaskRecord, maxChars: number = PASSED_AN
   };
 }
 
-/** Renders checkpoints as the prior state of a later executor loop. */
-export function renderCheckpoints(checkpoints: readonly Checkpoint[], errors: ReadonlyMap<string, string> = new Map()): string {
+/** Renders checkpoints as the prior state of a later executor loop; answers, file names and errors are marked data. */
+export function renderCheckpoints(
+  checkpoints: readonly Checkpoint[],
+  mark: DataMark,
+  errors: ReadonlyMap<string, string> = new Map(),
+): string {
   if (!checkpoints.length) return '';
   const blocks = checkpoints.map((c) => {
     const head = `### ${c.subtaskId}: ${c.title} (${c.status.toUpperCase()})`;
     const error = errors.get(c.subtaskId);
-    const why = c.status === 'failed' && error ? `\nIt failed: ${error}` : '';
-    const answer = dataBlock('ANSWER', c.answer || '(no answer)');
-    const files = `Files: ${c.files.length ? c.files.join(', ') : '(none)'}`;
-    return `${head}${why}\n${answer}\n${files}`;
+    const why = c.status === 'failed' && error ? `\nIt failed: ${mark.inline(error)}` : '';
+    const answer = `Answer:\n${mark.block(c.answer || '(no answer)')}`;
+    return `${head}${why}\n${answer}\nFiles: ${mark.names(c.files)}`;
   });
   return `Results of the earlier subtasks (answers and files only):\n\n${blocks.join('\n\n')}`;
 }
 
-/** Renders a deliverable as the prior state of a repair loop. */
-export function renderDeliverable(deliverable: Deliverable): string {
+/** Renders a deliverable as the prior state of a repair loop; its answer and file names are marked data. */
+export function renderDeliverable(deliverable: Deliverable, mark: DataMark): string {
   return [
     'Current deliverable:',
-    dataBlock('ANSWER', deliverable.answer || '(empty)'),
-    `Files: ${deliverable.files.length ? deliverable.files.join(', ') : '(none)'}`,
+    'Answer:',
+    mark.block(deliverable.answer || '(empty)'),
+    `Files: ${mark.names(deliverable.files)}`,
   ].join('\n');
 }
 

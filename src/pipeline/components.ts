@@ -4,6 +4,7 @@
  * @module
  */
 import type { ExecutorResult } from '../executor/types.js';
+import type { DataMark } from '../prompts/datamark.js';
 import type { Workspace } from '../workspace/types.js';
 import type { Defect, Deliverable, PlannedSubtask, SubtaskRecord, Verdict } from './types.js';
 
@@ -19,6 +20,8 @@ export interface PlanInput {
   maxSubtasks?: number;
   signal?: AbortSignal;
   runId?: string;
+  /** The run's boundary of untrusted text in prompts; absent: a fresh one for this call. */
+  dataMark?: DataMark;
 }
 
 /** A plan, and why it differs from the model's reply when it does. */
@@ -49,6 +52,8 @@ export interface SynthesizeInput {
   maxIterations?: number;
   /** Milliseconds this loop may use (the run's time left). */
   timeoutMs?: number;
+  /** The run's boundary of untrusted text in prompts; absent: a fresh one for this call. */
+  dataMark?: DataMark;
 }
 
 /** The synthesis result; `executor` is the loop's own result (usage, iterations, error). */
@@ -86,6 +91,8 @@ export interface VerifyInput {
   attempt?: number;
   signal?: AbortSignal;
   runId?: string;
+  /** The run's boundary of untrusted text in prompts; absent: a fresh one for this call. */
+  dataMark?: DataMark;
 }
 
 /** Anything that can verify; pass one as `components.verifier`. */
@@ -107,6 +114,8 @@ export interface RepairInput {
   /** Iterations of this repair loop. @defaultValue DEFAULTS.repairIterations (50) */
   maxIterations?: number;
   timeoutMs?: number;
+  /** The run's boundary of untrusted text in prompts; absent: a fresh one for this call. */
+  dataMark?: DataMark;
 }
 
 /** The repair result: the updated deliverable (the previous one where the loop handed back nothing). */

@@ -8,7 +8,7 @@ import type { LlmBackend, Message, Purpose } from '../backend/types.js';
 import { DEFAULTS } from '../defaults.js';
 import { ContextOverflowError, HarnessError, toHarnessError } from '../errors.js';
 import { reservedOutputTokens } from '../llm/call-model.js';
-import { dataBlock } from '../prompts/template.js';
+import type { DataMark } from '../prompts/datamark.js';
 import { fitChars } from '../workspace/preview/bounded-text.js';
 import type { Workspace } from '../workspace/types.js';
 
@@ -86,25 +86,27 @@ export interface PreviewSections {
 }
 
 /**
- * One `### path` section per preview, in order, sharing `budget.totalChars`: each preview is cut to what is left (and
- * to `budget.fileChars`); once less than {@link MIN_SHOWN_CHARS} is left, files are only named. `missingNote` is shown
- * for a file that does not exist.
+ * One `### File <path>` section per preview, in order, sharing `budget.totalChars`: each preview is cut to what is
+ * left (and to `budget.fileChars`); once less than {@link MIN_SHOWN_CHARS} is left, files are only named. `missingNote`
+ * is shown for a file that does not exist. Paths and previews are untrusted: both are marked with `mark`.
  */
 export function previewSections(
   previews: readonly CollectedPreview[],
   budget: PreviewBudget,
   missingNote: string,
+  mark: DataMark,
 ): PreviewSections {
   let left = budget.totalChars;
   const sections = previews.map((preview) => {
-    if (preview.missing) return `### ${preview.path}\n(${missingNote})`;
+    const head = `### File ${mark.inline(preview.path)}`;
+    if (preview.missing) return `${head}\n(${missingNote})`;
     const maxChars = Math.min(budget.fileChars, left);
     if (maxChars < MIN_SHOWN_CHARS) {
-      return `### ${preview.path}\n(preview left out: the overall preview budget of this request is used up)`;
+      return `${head}\n(preview left out: the overall preview budget of this request is used up)`;
     }
     const text = fitChars(preview.text, maxChars);
     left -= text.length;
-    return `### ${preview.path}\n${dataBlock('FILE PREVIEW', text)}`;
+    return `${head}\n${mark.block(text)}`;
   });
   return { sections, charsLeft: left };
 }

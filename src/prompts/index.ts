@@ -3,5 +3,6 @@ export { EXECUTOR_SYSTEM_PROMPT } from './executor.js';
 export { PLANNER_PROMPT } from './planner.js';
 export { REPAIRER_PROMPT } from './repairer.js';
 export { SYNTHESIZER_PROMPT } from './synthesizer.js';
-export { dataBlock, renderTemplate } from './template.js';
+export { DataMark } from './datamark.js';
+export { renderTemplate } from './template.js';
 export { VERIFIER_PROMPT } from './verifier.js';

@@ -3,6 +3,7 @@
  * @module
  */
 import type { PlannedSubtask } from '../pipeline/types.js';
+import type { DataMark } from './datamark.js';
 import { SUBMIT_ANSWER_TOOL } from './executor.js';
 
 /** What {@link renderSubtaskObjective} needs. */
@@ -14,6 +15,8 @@ export interface SubtaskObjectiveParts {
   attachments: readonly string[];
   /** Why the previous attempt failed, from the second attempt on. */
   previousError?: string | undefined;
+  /** The run's boundary of untrusted text (attachment names, error messages). */
+  mark: DataMark;
 }
 
 /** Renders the objective of subtask `index`: the whole plan (titles and expected outputs), then this subtask in full. */
@@ -34,9 +37,9 @@ export function renderSubtaskObjective(parts: SubtaskObjectiveParts): string {
     `Objective: ${subtask.objective}`,
     `Expected output: ${subtask.expectedOutput}`,
   ];
-  if (parts.attachments.length) lines.push(`Attached files in the workspace: ${parts.attachments.join(', ')}`);
+  if (parts.attachments.length) lines.push(`Attached files in the workspace: ${parts.mark.names(parts.attachments)}`);
   if (parts.previousError) {
-    lines.push(`A previous attempt at this subtask failed: ${parts.previousError}. Avoid what made it fail.`);
+    lines.push(`A previous attempt at this subtask failed: ${parts.mark.inline(parts.previousError)}. Avoid what made it fail.`);
   }
   lines.push(
     'Do only this subtask, in service of the original request: later subtasks will do theirs. Finish by calling ' +

@@ -9,8 +9,3 @@ export function renderTemplate(template: string, values: Record<string, string |
     Object.hasOwn(values, name) ? String(values[name]) : whole,
   );
 }
-
-/** Wraps text the model must treat as data (file previews, earlier answers) in a clearly delimited block. */
-export function dataBlock(label: string, text: string): string {
-  return `<<<${label}\n${text}\n>>>`;
-}

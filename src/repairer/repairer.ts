@@ -6,6 +6,7 @@ import { DEFAULTS } from '../defaults.js';
 import { HarnessError } from '../errors.js';
 import { renderDeliverable } from '../pipeline/checkpoints.js';
 import type { ExecutorLike } from '../executor/types.js';
+import { DataMark } from '../prompts/datamark.js';
 import { REPAIRER_PROMPT } from '../prompts/repairer.js';
 import { renderTemplate } from '../prompts/template.js';
 import type { RepairInput, RepairOutcome, RepairerLike } from '../pipeline/components.js';
@@ -44,8 +45,11 @@ export class Repairer implements RepairerLike {
    * merged into it (see {@link mergeRepair}).
    */
   async repair(input: RepairInput): Promise<RepairOutcome> {
+    const mark = input.dataMark ?? DataMark.random();
+    // Defects are the verifier's instructions, so they stay outside the data blocks; what they quote of untrusted
+    // content cannot forge a marker there, and the file they name is marked.
     const defects = input.defects
-      .map((d, i) => `${i + 1}. ${d.description}${d.artifact ? ` [file: ${d.artifact}]` : ''}`)
+      .map((d, i) => `${i + 1}. ${mark.neutralize(d.description)}${d.artifact ? ` [file: ${mark.inline(d.artifact)}]` : ''}`)
       .join('\n');
     const existedBefore = await existing(input.workspace, input.deliverable.files);
     const result = await this.options.executor.run({
@@ -54,7 +58,8 @@ export class Repairer implements RepairerLike {
       scope: `repair-${input.attempt}`,
       request: input.request,
       objective: renderTemplate(this.options.prompt ?? REPAIRER_PROMPT, { attempt: input.attempt, defects }),
-      priorState: renderDeliverable(input.deliverable),
+      priorState: renderDeliverable(input.deliverable, mark),
+      dataMark: mark,
       workspace: input.workspace,
       maxIterations: input.maxIterations ?? DEFAULTS.repairIterations,
       ...(input.signal ? { signal: input.signal } : {}),

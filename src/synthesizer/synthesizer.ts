@@ -5,6 +5,7 @@
 import { HarnessError } from '../errors.js';
 import { renderCheckpoints, toCheckpoint } from '../pipeline/checkpoints.js';
 import type { ExecutorLike } from '../executor/types.js';
+import { DataMark } from '../prompts/datamark.js';
 import { SYNTHESIZER_PROMPT } from '../prompts/synthesizer.js';
 import { renderTemplate } from '../prompts/template.js';
 import type { SynthesisOutcome, SynthesizeInput, SynthesizerLike } from '../pipeline/components.js';
@@ -42,13 +43,14 @@ export class Synthesizer implements SynthesizerLike {
     const failed = input.subtasks.filter((s) => s.status !== 'completed');
     const errors = new Map(input.subtasks.flatMap((s) => (s.error ? [[s.id, s.error] as const] : [])));
     const attachments = input.attachments ?? [];
+    const mark = input.dataMark ?? DataMark.random();
     const objective = [
       renderTemplate(this.options.prompt ?? SYNTHESIZER_PROMPT, {
         subtaskCount: input.subtasks.length,
         failedCount: failed.length,
       }),
       ...(failed.length ? ['', `Failed subtasks: ${failed.map((s) => `${s.id} "${s.title}"`).join(', ')}.`] : []),
-      ...(attachments.length ? ['', `Attached files in the workspace: ${attachments.join(', ')}`] : []),
+      ...(attachments.length ? ['', `Attached files in the workspace: ${mark.names(attachments)}`] : []),
     ].join('\n');
     const result = await this.options.executor.run({
       runId: input.runId,
@@ -56,7 +58,8 @@ export class Synthesizer implements SynthesizerLike {
       scope: 'synthesis',
       request: input.request,
       objective,
-      priorState: renderCheckpoints(input.subtasks.map((s) => toCheckpoint(s)), errors),
+      priorState: renderCheckpoints(input.subtasks.map((s) => toCheckpoint(s)), mark, errors),
+      dataMark: mark,
       workspace: input.workspace,
       ...(input.signal ? { signal: input.signal } : {}),
       ...(input.maxIterations !== undefined ? { maxIterations: input.maxIterations } : {}),

@@ -136,7 +136,7 @@ export class ToolRegistry {
       // Async so schemas with async refinements work; a throwing transform or refinement is the tool's bug, not the model's.
       validated = await tool.input.safeParseAsync(args.value, { reportInput: true });
     } catch (error) {
-      return fail(`Tool "${tool.name}" could not check its input: ${error instanceof Error ? error.message : String(error)}`);
+      return fail(`Tool "${tool.name}" could not check its input: ${describeThrown(error)}`);
     }
     if (!validated.success) {
       const lines = validated.error.issues.map(describeIssue);
@@ -150,7 +150,7 @@ export class ToolRegistry {
     const outcome = await runWithTimeout(tool, validated.data, context, timeoutMs);
     if (!outcome.ok) return fail(outcome.message);
 
-    const output = normalizeOutput(outcome.value, context.workspace.root);
+    const output = safeNormalizeOutput(outcome.value, context.workspace.root);
     if (typeof output === 'string') return fail(`Tool "${tool.name}" returned an invalid result: ${output}`);
     return {
       ...base,
@@ -268,6 +268,7 @@ async function runWithTimeout(tool: Tool, input: unknown, context: ToolContext, 
     backendFor: (role) => context.backendFor(role),
     generate: (role, request) => context.generate(role, { ...request }),
     onScopeEnd: (cleanup) => context.onScopeEnd(cleanup),
+    ...(context.scopeKey ? { scopeKey: context.scopeKey } : {}),
   };
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -275,7 +276,7 @@ async function runWithTimeout(tool: Tool, input: unknown, context: ToolContext, 
       (value): Outcome => ({ ok: true, value }),
       (error: unknown): Outcome => ({
         ok: false,
-        message: `Tool "${tool.name}" failed: ${error instanceof Error ? error.message : String(error)}`,
+        message: `Tool "${tool.name}" failed: ${describeThrown(error)}`,
       }),
     );
     const stopped = new Promise<Outcome>((resolve) => {
@@ -298,7 +299,36 @@ async function runWithTimeout(tool: Tool, input: unknown, context: ToolContext, 
   }
 }
 
+/**
+ * What a tool threw, as text, without ever throwing itself: a thrown value's `message` getter, `toString()` or proxy
+ * traps are the tool's code and may throw too.
+ */
+function describeThrown(error: unknown): string {
+  try {
+    if (error instanceof Error) {
+      const { message } = error;
+      if (typeof message === 'string') return message;
+    }
+  } catch {
+    // Fall through to the string form.
+  }
+  try {
+    return String(error);
+  } catch {
+    return 'an error value that cannot be shown as text';
+  }
+}
+
 type Normalized = { text: string; files: string[]; images: ImagePart[] };
+
+/** {@link normalizeOutput} for a result whose getters may throw: that is an invalid result, never a throw. */
+function safeNormalizeOutput(output: unknown, root: string): Normalized | string {
+  try {
+    return normalizeOutput(output, root);
+  } catch (error) {
+    return `reading it failed (${describeThrown(error)}).`;
+  }
+}
 
 function normalizeOutput(output: unknown, root: string): Normalized | string {
   if (typeof output === 'string') return { text: output, files: [], images: [] };

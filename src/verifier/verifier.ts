@@ -22,6 +22,7 @@ import { saveLongAnswer } from '../pipeline/answers.js';
 import type { VerifierLike, VerifyInput } from '../pipeline/components.js';
 import { collectPreviews, parseRoleOptions, PreviewOptionsSchema, sendShrinking } from '../pipeline/previews.js';
 import type { Defect, Verdict } from '../pipeline/types.js';
+import { DataMark } from '../prompts/datamark.js';
 import { VERIFIER_PROMPT } from '../prompts/verifier.js';
 import { collectImages, type ImageBudget } from './images.js';
 import { pdftoppmRenderer, type PdfPageRenderer } from './pdf-page.js';
@@ -141,7 +142,8 @@ export class Verifier implements VerifierLike {
       .filter((file) => file.missing)
       .map((file) => ({
         description:
-          `The deliverable claims the file "${file.path}", but it does not exist in the workspace. ` +
+          // JSON quoting keeps a name with line breaks on one line of the repair instructions.
+          `The deliverable claims the file ${JSON.stringify(file.path)}, but it does not exist in the workspace. ` +
           'Create it or remove the claim.',
         artifact: file.path,
       }));
@@ -163,6 +165,7 @@ export class Verifier implements VerifierLike {
         { budget: this.settings.images, renderPdfPage: this.settings.renderPdfPage, signal: input.signal },
       ),
       previews: { fileChars: this.settings.previewChars, totalChars: this.settings.previewBudgetChars },
+      mark: input.dataMark ?? DataMark.random(),
     };
     const context: ModelCallContext = {
       backend: this.options.backend,

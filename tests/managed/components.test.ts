@@ -11,6 +11,7 @@ import {
   type AuditorLike,
   type ManagerLike,
 } from '../../src/managed/index.js';
+import { DataMark } from '../../src/prompts/datamark.js';
 import { reply, ScriptedBackend, submit, toolCall } from '../../src/testing/index.js';
 import { defineTool } from '../../src/tools/define-tool.js';
 import { LocalWorkspace } from '../../src/workspace/local-workspace.js';
@@ -31,9 +32,9 @@ describe('managed options', () => {
       prompts: {},
     });
     expect(MANAGED_DEFAULTS.maxRounds).toBe(20);
-    expect(() => parseManagedOptions({ maxRounds: 0 })).toThrow(/"managed.maxRounds"/);
-    expect(() => parseManagedOptions({ agents: { executor: {} as never } })).toThrow(/"managed.agents.executor"/);
-    expect(() => parseManagedOptions({ maxRound: 3 } as never)).toThrow(/invalid-options|Unrecognized key/i);
+    expect(() => parseManagedOptions({ maxRounds: 0 })).toThrow(/`managed\.maxRounds`/);
+    expect(() => parseManagedOptions({ agents: { executor: {} as never } })).toThrow(/`managed\.agents\.executor`/);
+    expect(() => parseManagedOptions({ maxRound: 3 } as never)).toThrow(/did you mean `managed\.maxRounds`/);
   });
 });
 
@@ -43,6 +44,7 @@ describe('Manager and Auditor on their own', () => {
       manage: [reply(JSON.stringify({ records: [REPORT], next: 'execute', contract: { task: 'Write it.', acceptanceCriteria: ['exists'] } }))],
     });
     const manager = new Manager({ backend, prompt: 'CUSTOM MANAGER PROMPT' });
+    const mark = new DataMark('0123456789abcdef');
     const { decision } = await manager.decide({
       runId: 'r',
       round: 1,
@@ -52,14 +54,15 @@ describe('Manager and Auditor on their own', () => {
       audits: [],
       answers: [],
       feedback: [],
+      dataMark: mark,
     });
     expect(decision).toEqual({
       records: [REPORT],
       next: 'execute',
       contract: { task: 'Write it.', acceptanceCriteria: ['exists'], boundaries: [], recordIds: ['report'] },
     });
-    expect(backend.calls[0]?.messages[0]).toEqual({ role: 'system', content: 'CUSTOM MANAGER PROMPT' });
-    expect(textOf(backend.calls[0])).toContain('- attachments/data.csv');
+    expect(backend.calls[0]?.messages[0]).toEqual({ role: 'system', content: mark.withRule('CUSTOM MANAGER PROMPT') });
+    expect(textOf(backend.calls[0])).toContain(`Attached files, in the workspace: ${mark.inline('attachments/data.csv')}`);
   });
 
   it('Auditor refuses tools that are not read-only and needs a backend for its built-in loop', () => {

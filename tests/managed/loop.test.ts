@@ -43,7 +43,7 @@ describe('managed run: the Manage-Execute-Audit loop', () => {
     const audit = backend.callsFor('audit')[0];
     expect(textOf(audit)).toContain('UNVERIFIED');
     expect(textOf(audit)).toContain('I wrote report.md.');
-    expect(textOf(audit)).toMatch(/Paths the harness saw change[^\n]*\n- report\.md/);
+    expect(textOf(audit)).toMatch(/Paths the harness saw change[^\n]*\n⟦data-([0-9a-f]{16})⟧report\.md⟦\/data-\1⟧/);
     expect(toolsOf(audit)).toEqual(['list_files', 'read_file', 'submit_answer']);
     // The manager never sees an executor's trace or claim.
     const secondManage = textOf(backend.callsFor('manage')[1]);

@@ -54,8 +54,9 @@ describe('MemoryManager options', () => {
   });
 
   it.each([
-    [{ compresAt: 0.8 }, /memory: unknown option "compresAt" \(known: compressAt, emergencyAt/],
-    [{ observationAging: { keepRecent: 2 } }, /memory\.observationAging: unknown option "keepRecent" \(known: keepRecentRounds\)/],
+    [{ compresAt: 0.8 }, /`memory\.compresAt` is not an option \(did you mean `memory\.compressAt`\?\)/],
+    [{ observationAging: { keepRecent: 2 } }, /`memory\.observationAging\.keepRecent` is not an option \(did you mean `memory\.observationAging\.keepRecentRounds`\?\)/],
+    [{ summaryModel: 'x' }, /`memory\.summaryModel` is not an option; the options of `memory` are `compressAt`, .*`tokenizer`/],
   ])('rejects the misspelt option %o instead of ignoring it', (options, message) => {
     expect(() => new MemoryManager(options as never)).toThrow(message);
   });
@@ -218,7 +219,12 @@ describe('fitRequest', () => {
     const scope = scopeFor(backend, hostWorkspace());
     const fitted = await memory.fitRequest({ messages: dialogue, tools, protectedCount: 2 }, scope);
     expect(fitted.slice(0, 2)).toEqual(prefix);
-    expect(fitted[2]).toEqual({ role: 'user', content: `${SUMMARY_HEADER}\nDid 17 probes; found nothing.` });
+    // The summary was written from untrusted tool output: it comes back as a marked data block.
+    expect(fitted[2]).toEqual({
+      role: 'user',
+      content: expect.stringMatching(/^\[Summary[^\n]*\]\n⟦data-([0-9a-f]{16})⟧\nDid 17 probes; found nothing\.\n⟦\/data-\1⟧$/),
+    });
+    expect((fitted[2]!.content as string).startsWith(`${SUMMARY_HEADER}\n`)).toBe(true);
     expect(fitted.slice(3)).toEqual(dialogue.slice(-6));
     expect(backend.calls[0]!.purpose).toBe('summarize');
     const request = backend.calls[0]!.messages[1]!.content as string;
@@ -374,7 +380,9 @@ describe('fitRequest properties', () => {
             expect(providerCount(fitted, tools) + reserve).toBeLessThanOrEqual(window);
             expectWellFormed(dialogue, fitted, 2, isSummary);
             const summaryMessage = fitted.find(isSummary);
-            expect((summaryMessage?.content.length ?? 0) - SUMMARY_HEADER.length).toBeLessThanOrEqual(8_002);
+            // Header, the summary (≤ 8 000 characters) and its two marker lines.
+            const markers = '\n⟦data-0123456789abcdef⟧\n\n⟦/data-0123456789abcdef⟧'.length;
+            expect((summaryMessage?.content.length ?? 0) - SUMMARY_HEADER.length - markers).toBeLessThanOrEqual(8_000);
             // The last round is always kept as it was; after a compression alone, the last keepRecentRounds rounds are.
             const pruned = scope.events.some((e) => e.type === 'memory-prune');
             const verbatim = (pruned ? rounds.slice(-1) : rounds.slice(-options.keepRecentRounds)).flat();

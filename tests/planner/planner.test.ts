@@ -7,11 +7,13 @@ import type { EventInput } from '../../src/events.js';
 import { createHarness } from '../../src/harness/harness.js';
 import { estimateRequestTokens, type RequestFitter } from '../../src/llm/call-model.js';
 import { Planner } from '../../src/planner/planner.js';
+import { DataMark } from '../../src/prompts/datamark.js';
 import { planOf, reply, submit } from '../../src/testing/replies.js';
 import { ScriptedBackend } from '../../src/testing/scripted-backend.js';
 import { LocalWorkspace } from '../../src/workspace/local-workspace.js';
 
 const dirs: string[] = [];
+const MARK = new DataMark('0123456789abcdef');
 afterEach(async () => {
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
 });
@@ -82,19 +84,20 @@ describe('Planner: attachment previews', () => {
       request: 'Summarise the brief',
       attachments: ['attachments/brief.md', 'attachments/data.csv', 'attachments/gone.txt'],
       workspace,
+      dataMark: MARK,
     });
     const text = userText(backend);
     expect(text).toContain('BRIEF-START');
     expect(text).toContain('| north | 100 |');
-    expect(text).toContain('### attachments/gone.txt\n(attachment not found in the workspace)');
+    expect(text).toContain(`### File ${MARK.inline('attachments/gone.txt')}\n(attachment not found in the workspace)`);
     expect(text.match(/requirement/g)!.length).toBeLessThan(100);
     expect(text).not.toContain('shortened');
   });
 
   it('lists only the names without a workspace', async () => {
     const backend = new ScriptedBackend({ plan: [planOf('a')] });
-    await new Planner({ backend }).plan({ request: 'r', attachments: ['attachments/a.pdf'] });
-    expect(userText(backend)).toContain('- attachments/a.pdf');
+    await new Planner({ backend }).plan({ request: 'r', attachments: ['attachments/a.pdf'], dataMark: MARK });
+    expect(userText(backend)).toContain(`Attached files, available in the workspace: ${MARK.inline('attachments/a.pdf')}`);
     expect(userText(backend)).not.toContain('FILE PREVIEW');
   });
 
@@ -125,8 +128,8 @@ describe('Planner: attachment previews', () => {
     expect(userText(backend)).toContain("The previews were shortened to fit the model's context window.");
 
     const tiny = new ScriptedBackend({ plan: [planOf('a')] }, { contextWindow: 800 });
-    await new Planner({ backend: tiny }).plan({ request: 'r', attachments: ['attachments/a.md'], workspace });
-    expect(userText(tiny)).toContain('### attachments/a.md\n(preview left out');
+    await new Planner({ backend: tiny }).plan({ request: 'r', attachments: ['attachments/a.md'], workspace, dataMark: MARK });
+    expect(userText(tiny)).toContain(`### File ${MARK.inline('attachments/a.md')}\n(preview left out`);
   });
 
   it('fails with a ContextOverflowError only when the request itself cannot fit', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ExecutorResult, ExecutorRunInput } from '../../src/executor/types.js';
+import { DataMark } from '../../src/prompts/datamark.js';
 import { mergeRepair, Repairer } from '../../src/repairer/repairer.js';
 import type { Workspace } from '../../src/workspace/types.js';
 
@@ -11,6 +12,7 @@ function workspaceWith(files: string[]): Workspace & { present: Set<string> } {
   };
 }
 const workspace = workspaceWith(['a.md', 'b.md']);
+const MARK = new DataMark('0123456789abcdef');
 
 function executorReturning(result: Partial<ExecutorResult>) {
   const inputs: ExecutorRunInput[] = [];
@@ -33,12 +35,15 @@ describe('Repairer', () => {
       defects: [{ description: 'DEFECT-ONE', artifact: 'a.md' }, { description: 'DEFECT-TWO' }],
       attempt: 2,
       workspace,
+      dataMark: MARK,
     });
     const input = executor.inputs[0]!;
     expect(input).toMatchObject({ purpose: 'repair', scope: 'repair-2', request: 'REQ', maxIterations: 50 });
-    expect(input.objective).toContain('1. DEFECT-ONE [file: a.md]');
+    expect(input.objective).toContain(`1. DEFECT-ONE [file: ${MARK.inline('a.md')}]`);
     expect(input.objective).toContain('2. DEFECT-TWO');
-    expect(input.priorState).toContain('OLD-ANSWER');
+    expect(input.priorState).toContain(MARK.block('OLD-ANSWER'));
+    // The loop runs with the boundary its prior state was marked with.
+    expect(input.dataMark).toBe(MARK);
     expect(outcome.deliverable).toEqual({ answer: 'fixed', files: ['a.md', 'b.md'] });
   });
 

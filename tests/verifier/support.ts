@@ -78,7 +78,7 @@ export function imagesOf(
     const size = imageSize(data);
     return [
       {
-        caption: before?.type === 'text' ? before.text : '',
+        caption: before?.type === 'text' ? unmarked(before.text) : '',
         mediaType: part.mediaType,
         width: size.width,
         height: size.height,
@@ -88,11 +88,18 @@ export function imagesOf(
   });
 }
 
-/** All text of a request's messages. */
+/** All text of a request's messages, without the run's data markers (tests/security checks those). */
 export function textOf(request: GenerateRequest | undefined): string {
-  return (request?.messages ?? [])
-    .map((m) =>
-      typeof m.content === 'string' ? m.content : m.content.map((p) => (p.type === 'text' ? p.text : '')).join('\n'),
-    )
-    .join('\n');
+  return unmarked(
+    (request?.messages ?? [])
+      .map((m) =>
+        typeof m.content === 'string' ? m.content : m.content.map((p) => (p.type === 'text' ? p.text : '')).join('\n'),
+      )
+      .join('\n'),
+  );
+}
+
+/** `text` without the `⟦data-…⟧`/`⟦/data-…⟧` markers of untrusted data. */
+export function unmarked(text: string): string {
+  return text.replace(/⟦\/?data-[0-9a-f]{16}⟧/g, '');
 }
