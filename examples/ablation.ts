@@ -2,7 +2,7 @@
  * Ablation: the paper's four configurations (DIRECT / DECOMP / VERIFY / FULL) over a small AgentIF-OneDay-style
  * task set, scored with per-criterion rubric judgements, printed like the paper's Table 3.
  *
- *   npx tsx examples/ablation.ts
+ *   npm run example:ablation
  *
  * With OPENAI_API_KEY or ANTHROPIC_API_KEY set, the agent and the judge are that model; without, both are replayed offline.
  * Every run's workspace is kept under one temp directory, printed last.
@@ -10,11 +10,10 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createHarness, type LlmBackend } from '../src/index.js';
-import { ScriptedBackend, reply } from '../src/testing/index.js';
+import { createHarness, type LlmBackend } from 'horizon-harness';
+import { ScriptedBackend, replayBackend, reply } from 'horizon-harness/testing';
 import { ABLATION_TASKS } from './support/ablation-tasks.js';
 import { backendFromEnv } from './support/backend-from-env.js';
-import { replayBackend } from '../src/cli/replay-backend.js';
 import { demoTools } from './support/demo-tools.js';
 import { scoreWithJudge } from './support/rubric.js';
 

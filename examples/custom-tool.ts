@@ -1,11 +1,10 @@
 /**
  * A custom tool run by the Executor on a scripted backend: no API key, no network.
- * Run with `npx tsx examples/custom-tool.ts`.
+ * Run with `npm run example:custom-tool`.
  */
 import { z } from 'zod';
-import { Executor, HarnessEvents, MemoryManager, ToolRegistry, defineTool, eventSender } from '../src/index.js';
-import { ScriptedBackend, submit, toolCall } from '../src/testing/index.js';
-import { LocalWorkspace } from '../src/workspace/index.js';
+import { Executor, HarnessEvents, LocalWorkspace, MemoryManager, ToolRegistry, defineTool, eventSender } from 'horizon-harness';
+import { ScriptedBackend, submit, toolCall } from 'horizon-harness/testing';
 
 // A tool that writes a note into the run's workspace and reports the file it produced.
 const saveNote = defineTool({

@@ -3,10 +3,10 @@
  * context each round, a read-only auditor checks the workspace, and only audits complete records. The replayed
  * executor claims work it did not do in round 1; the audit catches it.
  *
- *   npx tsx examples/managed.ts
+ *   npm run example:managed
  */
-import { createHarness, readFileTool, writeToFileTool, type ManagedRunReport } from '../src/index.js';
-import { ScriptedBackend, reply, submit, toolCall, toolCalls } from '../src/testing/index.js';
+import { createHarness, readFileTool, writeToFileTool, type ManagedRunReport } from 'horizon-harness';
+import { ScriptedBackend, reply, submit, toolCall, toolCalls } from 'horizon-harness/testing';
 
 const task =
   'Prepare release 1.2.0: add a "## 1.2.0" section to CHANGELOG.md listing the two fixes (empty input crash, ' +

@@ -6,11 +6,16 @@
  * With OPENAI_API_KEY (+ OPENAI_BASE_URL, HARNESS_MODEL) or ANTHROPIC_API_KEY set it uses that model;
  * without, it replays a recorded-style agent offline.
  */
-import { createHarness, type LlmBackend } from '../src/index.js';
+import { createHarness, type LlmBackend } from 'horizon-harness';
+import { replayBackend } from 'horizon-harness/testing';
 import { backendFromEnv } from './support/backend-from-env.js';
-import { DEMO_SCENARIO, DEMO_TASK } from '../src/cli/demo-scenario.js';
-import { replayBackend } from '../src/cli/replay-backend.js';
 import { demoTools } from './support/demo-tools.js';
+import { LISBON_REPLAY } from './support/lisbon-replay.js';
+
+/** The request: replace it with your own. */
+const TASK =
+  'Plan a relaxed 3-day trip to Lisbon for two people in spring. Write itinerary.md with three sections: ' +
+  '"Day by day" (morning/afternoon/evening), "Budget" (a table in euros) and "Packing list".';
 
 const live = backendFromEnv();
 let backend: LlmBackend;
@@ -19,7 +24,7 @@ if (live) {
   backend = live.backend;
 } else {
   console.log('No OPENAI_API_KEY or ANTHROPIC_API_KEY set: running on the built-in replay backend (offline, scripted answers).');
-  backend = replayBackend(DEMO_SCENARIO);
+  backend = replayBackend(LISBON_REPLAY);
 }
 
 const harness = createHarness({ backend, tools: demoTools() });
@@ -45,7 +50,7 @@ harness.on('verify-finish', (e) => {
 harness.on('repair-start', (e) => console.log(`\n🛠  repair ${e.attempt} (${e.defects.length} defect${e.defects.length === 1 ? '' : 's'})`));
 harness.on('repair-finish', (e) => console.log(`   repair ${e.attempt} ${e.status}`));
 
-const result = await harness.run(DEMO_TASK);
+const result = await harness.run(TASK);
 
 console.log(`\n■ ${result.status}${result.error ? `: ${result.error.message}` : ''}`);
 console.log(`\nAnswer:\n${result.deliverable.answer}`);

@@ -66,6 +66,8 @@ export type SubtaskAttemptEvent = EventBase & {
 export type LlmRequestEvent = EventBase &
   CallScope & {
     type: 'llm-request';
+    /** Unique per model call; the call's `llm-retry`, delta and `llm-response` events carry the same id. */
+    callId: string;
     provider: string;
     modelId: string;
     messages: number;
@@ -107,6 +109,8 @@ export type ToolCallDeltaEvent = EventBase &
 export type LlmResponseEvent = EventBase &
   CallScope & {
     type: 'llm-response';
+    /** The id of the call's `llm-request`. */
+    callId: string;
     finishReason: FinishReason;
     usage: Usage;
     toolCalls: number;
@@ -373,6 +377,30 @@ export const HARNESS_EVENT_TYPES: readonly HarnessEventType[] = [
 
 /** A function that stamps and emits an event; components receive one instead of the emitter. */
 export type EmitEvent = (event: EventInput) => void;
+
+/** The streaming deltas: many per model call and useful only live. */
+const DELTA_EVENT_TYPES: ReadonlySet<HarnessEventType> = new Set<HarnessEventType>(['text-delta', 'reasoning-delta', 'tool-call-delta']);
+
+/** Whether an event is a streaming delta (`text-delta`, `reasoning-delta`, `tool-call-delta`). */
+export function isDeltaEvent(event: { type: HarnessEventType }): boolean {
+  return DELTA_EVENT_TYPES.has(event.type);
+}
+
+/**
+ * The emitter of one run: stamps each event, keeps it in `log` (the run report is computed from it) and sends it to
+ * `events`. A streaming delta is sent only while its type has a listener and is never kept in the log, so a run
+ * costs the same with or without streaming when nobody watches, and a long run's log does not grow with every token.
+ * @internal
+ */
+export function runEventSender(events: HarnessEvents, now: () => number, log: HarnessEvent[]): EmitEvent {
+  return (event) => {
+    const delta = isDeltaEvent(event);
+    if (delta && events.listenerCount(event.type) === 0) return;
+    const stamped = { ...event, timestamp: now() } as HarnessEvent;
+    if (!delta) log.push(stamped);
+    events.send(stamped);
+  };
+}
 
 /** Builds an {@link EmitEvent} for an emitter and a clock. */
 export function eventSender(events: HarnessEvents, now: () => number = Date.now): EmitEvent {

@@ -28,6 +28,7 @@ export {
   HARNESS_EVENT_TYPES,
   HarnessEvents,
   eventSender,
+  isDeltaEvent,
   type HarnessListener,
   type AuditFinishEvent,
   type CallScope,
@@ -134,6 +135,7 @@ export {
   type TavilyOptions,
 } from './tools/builtin/search-providers/index.js';
 export { visitTool, type VisitToolOptions } from './tools/builtin/visit.js';
+export type { NetworkOptions } from './tools/builtin/network-guard.js';
 export { htmlToReadable, type ReadablePage } from './tools/builtin/readable.js';
 export { openAlexTool, abstractFromInvertedIndex, type OpenAlexToolOptions } from './tools/builtin/openalex.js';
 export {
@@ -175,7 +177,11 @@ export {
   type HarnessOptions,
   type RoleName,
   type RunInput,
+  type RunStream,
   type SamplingOption,
+  type CloseResult,
+  type WorkspaceOption,
+  type WorkspaceSettings,
 } from './harness/index.js';
 export { Planner, type PlanInput, type PlanOutcome, type PlannerLike, type PlannerOptions } from './planner/index.js';
 export { Synthesizer, type SynthesisOutcome, type SynthesizeInput, type SynthesizerLike, type SynthesizerOptions } from './synthesizer/index.js';
@@ -190,7 +196,7 @@ export {
   type VerifyInput,
 } from './verifier/index.js';
 export { Repairer, mergeRepair, type RepairInput, type RepairOutcome, type RepairerLike, type RepairerOptions } from './repairer/index.js';
-export { PLANNER_PROMPT, REPAIRER_PROMPT, SYNTHESIZER_PROMPT, VERIFIER_PROMPT, renderTemplate } from './prompts/index.js';
+export { DataMark, PLANNER_PROMPT, REPAIRER_PROMPT, SYNTHESIZER_PROMPT, VERIFIER_PROMPT, renderTemplate } from './prompts/index.js';
 export { askJson, extractJson, parseJsonReply, type AskJsonResult, type JsonReplyParse } from './json/index.js';
 export {
   callModel,

@@ -2,7 +2,7 @@
  * A small synthetic task set in the AgentIF-OneDay record schema, plus the replay scenario of each task.
  * @module
  */
-import type { ReplayScenario } from '../../src/cli/replay-backend.js';
+import type { ReplayScenario } from 'horizon-harness/testing';
 
 /** One AgentIF-OneDay task record (`data.jsonl` line). */
 export interface AgentIfTask {

@@ -2,7 +2,7 @@
  * Picks a real backend from the environment, if one is configured.
  * @module
  */
-import { anthropic, openAICompatible, type LlmBackend } from '../../src/index.js';
+import { anthropic, openAICompatible, type LlmBackend } from 'horizon-harness';
 
 /** `openAICompatible` with OPENAI_API_KEY, else `anthropic` with ANTHROPIC_API_KEY, else undefined. */
 export function backendFromEnv(): { backend: LlmBackend; label: string } | undefined {

@@ -2,7 +2,7 @@
  * The examples' tool set: the built-in tools, with web search when SERPER_API_KEY is set.
  * @module
  */
-import { builtinTools, serper, type Tool } from '../../src/index.js';
+import { builtinTools, serper, type Tool } from 'horizon-harness';
 
 /**
  * `builtinTools()` as a host would configure it for an unattended demo: commands that the policy or a missing

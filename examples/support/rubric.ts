@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { parseJsonReply, type LlmBackend, type RunResult } from '../../src/index.js';
+import { parseJsonReply, type LlmBackend, type RunResult } from 'horizon-harness';
 import type { AgentIfTask } from './ablation-tasks.js';
 
 const CriteriaResults = z.object({

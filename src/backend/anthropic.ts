@@ -21,7 +21,7 @@ import type { ContentPart, FinishReason, GenerateRequest, GenerateResult, LlmBac
 export const ANTHROPIC_VERSION = '2023-06-01';
 
 /** Options of {@link anthropic}. */
-export const AnthropicOptionsSchema = z.object({
+export const AnthropicOptionsSchema = z.strictObject({
   /** @defaultValue `https://api.anthropic.com`; `/v1/messages` is appended. */
   baseURL: baseUrlSchema.default('https://api.anthropic.com'),
   /** Sent as `x-api-key`; `ANTHROPIC_API_KEY` is read when omitted. */

@@ -19,7 +19,7 @@ import { finishOf, partsOf, StreamAssembler, type OpenToolCall } from './stream-
 import type { GenerateRequest, GenerateResult, LlmBackend, StreamPart } from './types.js';
 
 /** Options of {@link openAICompatible}. */
-export const OpenAICompatibleOptionsSchema = z.object({
+export const OpenAICompatibleOptionsSchema = z.strictObject({
   /** e.g. `https://api.openai.com/v1`; `/chat/completions` is appended. */
   baseURL: baseUrlSchema,
   /** Sent as `Authorization: Bearer …`; local servers need none. For api.openai.com, `OPENAI_API_KEY` is read when omitted. */

@@ -7,6 +7,7 @@ import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { DEFAULTS } from '../defaults.js';
 import { HarnessError } from '../errors.js';
+import { describeIssues } from '../util/did-you-mean.js';
 import type { RetrySettings } from './retry.js';
 import { SamplingModeSchema } from './sampling.js';
 
@@ -15,7 +16,7 @@ import { SamplingModeSchema } from './sampling.js';
  * of all kinds together; `maxRetries: 0` turns them all off.
  */
 export const RetryOptionsSchema = z
-  .object({
+  .strictObject({
     /** First backoff delay of a 429 / 5xx / overload / broken connection / garbled 200; it doubles per retry. @defaultValue 1000 */
     minTimeoutMs: z.number().int().min(0).default(1_000),
     /** Longest single backoff delay (before jitter takes up to half off). @defaultValue 8000 */
@@ -78,7 +79,7 @@ export const baseUrlSchema = z
 export function parseOptions<S extends z.ZodType>(adapter: string, schema: S, input: unknown): z.output<S> {
   const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues.map((issue) => `\`${issue.path.join('.') || '(options)'}\` ${issue.message}`);
+  const problems = describeIssues(parsed.error.issues, { schema });
   throw new HarnessError('invalid-options', `Invalid ${adapter}() options: ${problems.join('; ')}.`, { cause: parsed.error });
 }
 

@@ -2,7 +2,7 @@
  * The demo task that `horizon-harness replay` and `npm run demo` run offline, and what the replayed agent knows of it.
  * @module
  */
-import type { ReplayScenario } from './replay-backend.js';
+import type { ReplayScenario } from '../testing/replay-backend.js';
 
 /** The demo request: a three-section itinerary file. */
 export const DEMO_TASK =

@@ -8,7 +8,7 @@ import { HarnessError } from '../errors.js';
 import { chooseBackend, type BackendFlags } from './backend-choice.js';
 import { DEMO_SCENARIO, DEMO_TASK } from './demo-scenario.js';
 import { EXIT_CODES, type CliIo } from './io.js';
-import { replayBackend } from './replay-backend.js';
+import { replayBackend } from '../testing/replay-backend.js';
 import { runCommand } from './run-command.js';
 
 export { EXIT_CODES, type CliIo, type CliOutput } from './io.js';

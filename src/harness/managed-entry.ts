@@ -3,7 +3,7 @@
  * to the Manage-Execute-Audit loop of `src/managed`.
  * @module
  */
-import type { EmitEvent, HarnessEvent } from '../events.js';
+import { runEventSender, type EmitEvent, type HarnessEvent } from '../events.js';
 import { runManaged } from '../managed/index.js';
 import { MemoryManager } from '../memory/memory-manager.js';
 import type { RunResult } from '../pipeline/types.js';
@@ -18,10 +18,17 @@ import { assembleResult } from './run-result.js';
 export async function runManagedMode(init: PipelineRunInit): Promise<RunResult> {
   const o = init.options;
   const log: HarnessEvent[] = [];
+  const send: EmitEvent = runEventSender(init.bus, init.now, log);
+  // run-finish waits until the workspace is sealed and unlocked (see PipelineRunInit.endWorkspace), as in the pipeline.
+  let finishEvent: Parameters<EmitEvent>[0] | undefined;
   const emit: EmitEvent = (event) => {
-    const stamped = { ...event, timestamp: init.now() } as HarnessEvent;
-    log.push(stamped);
-    init.bus.send(stamped);
+    if (event.type === 'run-finish' && event.runId === init.runId) finishEvent = event;
+    else send(event);
+  };
+  const finish = async (result: RunResult): Promise<RunResult> => {
+    await init.endWorkspace?.(result.status);
+    send(finishEvent ?? { type: 'run-finish', runId: init.runId, result });
+    return result;
   };
   const startedAt = init.now();
   const control = new RunControl(o.limits);
@@ -53,10 +60,9 @@ export async function runManagedMode(init: PipelineRunInit): Promise<RunResult> 
       log,
       wallTimeMs: Math.max(0, init.now() - startedAt),
     });
-    emit({ type: 'run-finish', runId: init.runId, result });
-    return result;
+    return finish(result);
   }
-  return runManaged({
+  const result = await runManaged({
     runId: init.runId,
     task: init.task,
     attachments,
@@ -75,4 +81,5 @@ export async function runManagedMode(init: PipelineRunInit): Promise<RunResult> 
     control,
     baseReport: (events, wallTimeMs) => buildReport(events, { wallTimeMs, subtasks: [], verdicts: [] }),
   });
+  return finish(result);
 }

@@ -7,11 +7,14 @@ import type { LlmBackend } from '../backend/types.js';
 import { DEFAULTS } from '../defaults.js';
 import { ManagedOptionsSchema } from '../managed/options.js';
 import { HarnessError } from '../errors.js';
+import { describeIssues } from '../util/did-you-mean.js';
 import { EXECUTION_MEMORY_SHAPE, isExecutionMemory, type ExecutionMemory } from '../memory/types.js';
 import type { MemoryManagerOptions } from '../memory/options.js';
 import { ToolRegistry } from '../tools/registry.js';
 import type { Tool } from '../tools/types.js';
 import type { Workspace } from '../workspace/types.js';
+import type { HarnessEvent } from '../events.js';
+import { isWorkspace } from './workspace-lifecycle.js';
 import type { ExecutorLike } from '../executor/types.js';
 import type { PlannerLike, RepairerLike, SynthesizerLike, VerifierLike } from '../pipeline/components.js';
 
@@ -24,10 +27,17 @@ const tool = z.custom<Tool>(
   (v) => hasMethod('execute')(v) && typeof (v as { name?: unknown }).name === 'string',
   'must be a Tool (create one with defineTool)',
 );
-const workspace = z.custom<Workspace>(
-  (v) => hasMethod('resolve')(v) && typeof (v as { root?: unknown }).root === 'string',
-  'must be a Workspace',
-);
+const workspaceSettings = z.strictObject({
+  dir: z.string().min(1, 'must be a non-empty directory path').optional(),
+  keep: z.boolean().optional(),
+});
+const workspace = z
+  .union([z.string().min(1), z.custom<Workspace>(isWorkspace), workspaceSettings], {
+    error: 'must be a directory path, a Workspace, or { dir?: string, keep?: boolean }',
+  })
+  .refine((v) => !(typeof v === 'object' && 'dir' in v && v.dir !== undefined && 'keep' in v && v.keep === false), {
+    error: 'keep: false removes temporary workspaces only; a directory you name (dir) is never removed. Drop one of them',
+  });
 const count = (fallback: number, min = 1) => z.number().int().min(min).default(fallback);
 
 const LimitsSchema = z.strictObject({
@@ -72,8 +82,20 @@ const roleNames = ['plan', 'execute', 'synthesize', 'verify', 'repair', 'summari
 export const HarnessOptionsSchema = z.strictObject({
   backend,
   tools: z.union([z.array(tool), z.instanceof(ToolRegistry)]).default([]),
-  /** A directory (created when missing) or a Workspace; a fresh temp directory per run when omitted. */
-  workspace: z.union([z.string().min(1), workspace]).optional(),
+  /**
+   * Where each run works (see docs/workspace.md): a directory (created when missing, never removed), a Workspace of
+   * your own (never removed), or `{ dir?, keep? }`. Omitted, each run gets a fresh temporary directory, kept after
+   * the run (`result.workspace`) and removed by `harness.close()` if the run succeeded; `keep: true` keeps them all,
+   * `keep: false` removes them all. One run at a time per directory: a second gets `workspace-busy`.
+   */
+  workspace: workspace.optional(),
+  /**
+   * Called with the error and the event when an event listener throws; the run goes on either way.
+   * @defaultValue logs to `console.error`
+   */
+  onListenerError: z
+    .custom<(error: unknown, event: HarnessEvent) => void>(isFn, 'must be a function (error, event) => void')
+    .optional(),
   /**
    * `'pipeline'`: the OneDayAgent pipeline (plan → execute → synthesize → verify → repair). `'managed'`: the
    * LongHorizon-Harness Manage-Execute-Audit loop over an audited task state (see docs/managed.md).
@@ -130,13 +152,11 @@ export type RoleName = 'plan' | 'execute' | 'synthesize' | 'verify' | 'repair' |
 export function parseHarnessOptions(options: HarnessOptions): ResolvedHarnessOptions {
   const parsed = HarnessOptionsSchema.safeParse(options);
   if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues.map((issue) => {
-    const where = issue.path.length ? issue.path.map(String).join('.') : '(options)';
-    return `"${where}": ${issue.message}`;
-  });
-  throw new HarnessError(
-    'invalid-options',
-    `Invalid createHarness option ${problems.join('; ')}. Limits are integers ≥ 1 (repairAttempts ≥ 0); see docs/pipeline.md.`,
-  );
+  const problems = describeIssues(parsed.error.issues, { schema: HarnessOptionsSchema });
+  // The range hint helps only with a bad limit; a misspelt key carries its own suggestion.
+  const limitsHint = parsed.error.issues.some((issue) => issue.path[0] === 'limits' && issue.code !== 'unrecognized_keys')
+    ? ' Limits are integers ≥ 1 (repairAttempts ≥ 0).'
+    : '';
+  throw new HarnessError('invalid-options', `Invalid createHarness options: ${problems.join('; ')}.${limitsHint} See docs/pipeline.md.`);
 }
 

@@ -4,7 +4,7 @@
  * {@link RoleWiring}'s and the result {@link assembleResult}'s.
  * @module
  */
-import type { EmitEvent, HarnessEvent, HarnessEvents } from '../events.js';
+import { runEventSender, type EmitEvent, type HarnessEvent, type HarnessEvents } from '../events.js';
 import type { ExecutorResult } from '../executor/types.js';
 import { MemoryManager } from '../memory/memory-manager.js';
 import { saveLongAnswer } from '../pipeline/answers.js';
@@ -12,6 +12,7 @@ import { partialDeliverable, renderCheckpoints, toCheckpoint } from '../pipeline
 import type { VerifierLike } from '../pipeline/components.js';
 import { capPlan, singleSubtask } from '../pipeline/plan.js';
 import type { Deliverable, PlannedSubtask, RunResult, SubtaskRecord, Verdict } from '../pipeline/types.js';
+import { DataMark } from '../prompts/datamark.js';
 import { renderSubtaskObjective } from '../prompts/subtask.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { Workspace } from '../workspace/types.js';
@@ -33,6 +34,11 @@ export interface PipelineRunInit {
   attachments: string[];
   signal: AbortSignal | undefined;
   workspace: Workspace;
+  /**
+   * Seals and unlocks the run's workspace once its status is known. Called before `run-finish`, so that a listener
+   * of that event can start the next run on the same directory. Never throws.
+   */
+  endWorkspace?: ((status: RunResult['status']) => Promise<void>) | undefined;
 }
 
 /** One run of the pipeline. @internal */
@@ -49,15 +55,13 @@ export class PipelineRun {
   private readonly records: SubtaskRecord[] = [];
   private readonly verdicts: Verdict[] = [];
   private deliverable: Deliverable = { answer: '', files: [] };
+  /** This run's boundary of untrusted text in every prompt. */
+  private readonly mark = DataMark.random();
 
   constructor(private readonly init: PipelineRunInit) {
     this.o = init.options;
     this.startedAt = init.now();
-    this.emit = (event) => {
-      const stamped = { ...event, timestamp: init.now() } as HarnessEvent;
-      this.log.push(stamped);
-      init.bus.send(stamped);
-    };
+    this.emit = runEventSender(init.bus, init.now, this.log);
     this.control = new RunControl(this.o.limits);
     this.roles = new RoleWiring(this.o, {
       runId: init.runId,
@@ -119,6 +123,7 @@ export class PipelineRun {
         maxSubtasks: this.o.limits.maxSubtasks,
         signal: this.control.controller.signal,
         runId: this.init.runId,
+        dataMark: this.mark,
       }),
     );
     const capped = capPlan(outcome.subtasks.length ? outcome.subtasks : [singleSubtask()], this.o.limits.maxSubtasks);
@@ -155,7 +160,7 @@ export class PipelineRun {
     subtask: PlannedSubtask,
     index: number,
   ): Promise<{ record: SubtaskRecord; lastError: ExecutorResult['error'] }> {
-    const priorState = renderCheckpoints(this.records.map((r) => toCheckpoint(r)), errorsOf(this.records));
+    const priorState = renderCheckpoints(this.records.map((r) => toCheckpoint(r)), this.mark, errorsOf(this.records));
     let attempts = 0;
     let result: ExecutorResult | undefined;
     let previousError: string | undefined;
@@ -177,7 +182,13 @@ export class PipelineRun {
       });
       result = await this.runLoop('execute', {
         scope: attempts === 1 ? subtask.id : `${subtask.id}-attempt-${attempts}`,
-        objective: renderSubtaskObjective({ plan: this.plan, index, attachments: this.attachmentPaths, previousError }),
+        objective: renderSubtaskObjective({
+          plan: this.plan,
+          index,
+          attachments: this.attachmentPaths,
+          previousError,
+          mark: this.mark,
+        }),
         priorState,
         maxIterations: iterations,
       });
@@ -233,6 +244,7 @@ export class PipelineRun {
         signal: this.control.controller.signal,
         maxIterations: iterations,
         timeoutMs: this.control.timeLeft(),
+        dataMark: this.mark,
       }),
     );
     this.settle(outcome.executor, 'synthesize');
@@ -273,6 +285,7 @@ export class PipelineRun {
           signal: this.control.controller.signal,
           maxIterations: iterations,
           timeoutMs: this.control.timeLeft(),
+          dataMark: this.mark,
         }),
       );
       this.settle(outcome.executor, 'repair');
@@ -296,6 +309,7 @@ export class PipelineRun {
         attempt,
         signal: this.control.controller.signal,
         runId: this.init.runId,
+        dataMark: this.mark,
       }),
     );
     this.verdicts.push(verdict);
@@ -329,6 +343,7 @@ export class PipelineRun {
         signal: this.control.controller.signal,
         maxIterations: input.maxIterations,
         timeoutMs: this.control.timeLeft(),
+        dataMark: this.mark,
       }),
     );
     this.budget.spend(result.iterations);
@@ -360,7 +375,7 @@ export class PipelineRun {
     return this.init.registry.list().flatMap((tool) => (tool.warnings ?? []).map((w) => `${tool.name}: ${w}`));
   }
 
-  private finish(failure: StopRun | undefined): RunResult {
+  private async finish(failure: StopRun | undefined): Promise<RunResult> {
     if (failure && (failure.reason === 'error' || failure.reason === 'budget')) {
       this.emit({ type: 'run-error', runId: this.init.runId, error: failure.error, stage: failure.stage });
     }
@@ -375,6 +390,7 @@ export class PipelineRun {
       log: this.log,
       wallTimeMs: Math.max(0, this.init.now() - this.startedAt),
     });
+    await this.init.endWorkspace?.(result.status);
     this.emit({ type: 'run-finish', runId: this.init.runId, result });
     return result;
   }

@@ -6,3 +6,4 @@
 export { ScriptedBackend, type Script, type ScriptStep, type ScriptedBackendOptions } from './scripted-backend.js';
 export { planOf, reply, submit, toolCall, toolCalls, verdict, type ScriptedToolCall } from './replies.js';
 export { PassThroughMemory } from './pass-through-memory.js';
+export { replayBackend, type ReplayScenario } from './replay-backend.js';

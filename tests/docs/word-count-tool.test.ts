@@ -19,8 +19,8 @@ describe('word_count in a whole run', () => {
   it('is called by the executor and its result reaches the deliverable', async () => {
     const backend = new ScriptedBackend({
       plan: [planOf('Count the words')],
+      // One subtask that completes is the deliverable itself: no synthesize step.
       execute: [toolCall('word_count', { text: 'one two three' }), submit('The text has 3 words.')],
-      synthesize: [submit('The text has 3 words.')],
       verify: [verdict(true)],
     });
     const workspace = await mkdtemp(path.join(tmpdir(), 'word-count-'));

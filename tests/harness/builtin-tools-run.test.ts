@@ -8,6 +8,7 @@ import { planOf, reply, submit, toolCall, verdict } from '../../src/testing/repl
 import { ScriptedBackend } from '../../src/testing/scripted-backend.js';
 import { builtinTools } from '../../src/tools/builtin/index.js';
 import { makeWorkbook } from '../workspace/support/make-files.js';
+import { unmarked } from '../verifier/support.js';
 
 const SALES: unknown[][] = [
   ['Region', 'Revenue'],
@@ -55,9 +56,12 @@ open('chart.png', 'wb').write(b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', struct.pack(
 print('chart written')
 `;
 
+/** A message's text without the run's data markers (tests/security checks those). */
 function textOf(message: Message | undefined): string {
   if (!message) return '';
-  return typeof message.content === 'string' ? message.content : message.content.map((p) => (p.type === 'text' ? p.text : '')).join('');
+  return unmarked(
+    typeof message.content === 'string' ? message.content : message.content.map((p) => (p.type === 'text' ? p.text : '')).join(''),
+  );
 }
 
 /** A scripted analyst: each reply is computed from what the dialogue holds so far. */
@@ -127,11 +131,11 @@ describe('a harness with builtinTools() on a scripted backend', () => {
     expect(textOf(readObservation)).toContain('East');
 
     const verifyPrompt = textOf(backend.callsFor('verify')[0]?.messages[1]);
-    expect(verifyPrompt).toContain('### report.md');
+    expect(verifyPrompt).toContain('### File report.md');
     expect(verifyPrompt).toContain('Total revenue: 3500');
-    expect(verifyPrompt).toContain('### chart.png');
+    expect(verifyPrompt).toContain('### File chart.png');
     expect(verifyPrompt).toMatch(/120\s*[x×]\s*60/);
-    expect(verifyPrompt).toContain('### attachments/sales.xlsx');
+    expect(verifyPrompt).toContain('### File attachments/sales.xlsx');
     expect(result.report.toolCallsByTool).toMatchObject({ read_file: 1, python_interpreter: 2, write_to_file: 1 });
   });
 });

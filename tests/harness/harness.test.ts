@@ -496,9 +496,13 @@ describe('createHarness: wiring', () => {
       workspace: await tempDir(),
       prompts: { plan: 'CUSTOM PLANNER, max {{maxSubtasks}}', verify: 'CUSTOM VERIFIER', execute: 'CUSTOM EXECUTOR' },
     }).run(TASK);
-    expect(backend.callsFor('plan')[0]?.messages[0]).toEqual({ role: 'system', content: 'CUSTOM PLANNER, max 6' });
-    expect(backend.callsFor('verify')[0]?.messages[0]).toEqual({ role: 'system', content: 'CUSTOM VERIFIER' });
-    expect(backend.callsFor('execute')[0]?.messages[0]?.content).toBe('CUSTOM EXECUTOR');
+    // Each custom prompt gets the run's rule on untrusted data appended.
+    const rule = /\n\nUntrusted data \([^)]*\) appears only between ⟦data-[0-9a-f]{16}⟧ and ⟦\/data-[0-9a-f]{16}⟧;[^\n]*$/;
+    const system = (purpose: 'plan' | 'verify' | 'execute') => String(backend.callsFor(purpose)[0]?.messages[0]?.content);
+    expect(system('plan').replace(rule, '')).toBe('CUSTOM PLANNER, max 6');
+    expect(system('verify').replace(rule, '')).toBe('CUSTOM VERIFIER');
+    expect(system('execute').replace(rule, '')).toBe('CUSTOM EXECUTOR');
+    for (const purpose of ['plan', 'verify', 'execute'] as const) expect(system(purpose)).toMatch(rule);
   });
 
   it('puts warnings reported by tools into run-start', async () => {

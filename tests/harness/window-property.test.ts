@@ -25,10 +25,12 @@ const filler = (chars: number, tag: string) => `${tag} `.padEnd(Math.max(tag.len
 /** A scripted model that drives every role: tool calls with outputs of the given sizes, long answers, one repair. */
 function scriptFor(workload: Workload, seen: { purposes: Set<Purpose> }) {
   let verifies = 0;
+  // Tool calls of the current execute loop, counted by the script itself: compression and pruning may remove earlier
+  // tool results from the dialogue, and a model that counted them there would call the same tools forever.
+  let executeCalls = 0;
   return (request: GenerateRequest): GenerateResult => {
     const purpose = request.purpose as Purpose;
     seen.purposes.add(purpose);
-    const toolResults = request.messages.filter((m) => m.role === 'tool').length;
     switch (purpose) {
       case 'plan':
         return planOf(...Array.from({ length: workload.subtasks }, (_, i) => `part ${i + 1}`));
@@ -41,10 +43,11 @@ function scriptFor(workload: Workload, seen: { purposes: Set<Purpose> }) {
         return reply('A small red square.');
       default: {
         const outputs = workload.toolOutputChars;
-        if (purpose === 'execute' && toolResults < outputs.length) {
-          return toolCall('emit_data', { chars: outputs[toolResults] });
+        if (purpose === 'execute' && executeCalls < outputs.length) {
+          return toolCall('emit_data', { chars: outputs[executeCalls++] });
         }
-        if (purpose === 'execute' && toolResults === outputs.length) return toolCall('analyze_image', { path: 'chart.png' });
+        if (purpose === 'execute' && executeCalls++ === outputs.length) return toolCall('analyze_image', { path: 'chart.png' });
+        if (purpose === 'execute') executeCalls = 0;
         return submit(filler(workload.answerChars, `${purpose}-answer`), ['chart.png']);
       }
     }

@@ -12,7 +12,7 @@ export interface AnalyzeImageToolOptions {
   maxBytes?: number;
 }
 
-const AnalyzeImageOptionsSchema = z.object({
+const AnalyzeImageOptionsSchema = z.strictObject({
   maxBytes: z.number().int().min(1).max(1_073_741_824).default(20 * 1024 * 1024),
 });
 

@@ -388,7 +388,7 @@ function strictest<T extends { decision: PolicyDecision }>(items: T[]): T | unde
   return items.reduce<T | undefined>((worst, item) => (!worst || STRICTNESS[item.decision] > STRICTNESS[worst.decision] ? item : worst), undefined);
 }
 
-const RuleSchema = z.object({
+const RuleSchema = z.strictObject({
   match: z.union([z.string().trim().min(1), z.array(z.string().min(1)).min(1)], {
     error: 'must be an argv prefix: a non-empty string or array of strings',
   }),
@@ -396,7 +396,7 @@ const RuleSchema = z.object({
   reason: z.string().optional(),
   paths: z.enum(['workspace', 'any']).optional(),
 });
-const PolicyOptionsSchema = z.object({
+const PolicyOptionsSchema = z.strictObject({
   rules: z.array(RuleSchema).optional(),
   defaultDecision: z.enum(['allow', 'ask', 'deny']).default('ask'),
   allowNetwork: z.boolean().default(false),

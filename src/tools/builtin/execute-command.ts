@@ -55,7 +55,7 @@ export interface ExecuteCommandToolOptions {
   maxProcesses?: number;
 }
 
-const OptionsSchema = z.object({
+const OptionsSchema = z.strictObject({
   policy: z.union([z.instanceof(CommandPolicy), z.record(z.string(), z.unknown())]).optional(),
   approve: z.custom<ApproveFn>((value) => typeof value === 'function', 'must be a function').optional(),
   sandbox: z.enum(['auto', 'bwrap', 'none']).default('auto'),

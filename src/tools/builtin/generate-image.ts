@@ -14,7 +14,7 @@ export interface GenerateImageToolOptions {
   directory?: string;
 }
 
-const GenerateImageOptionsSchema = z.object({
+const GenerateImageOptionsSchema = z.strictObject({
   backend: z.custom<ImageBackend>(
     (value) => typeof value === 'object' && value !== null && typeof (value as ImageBackend).generate === 'function',
     'must be an ImageBackend (e.g. openAIImages({ model }))',

@@ -27,7 +27,7 @@ export interface ImageBackend {
   generate(request: ImageGenerationRequest): Promise<GeneratedImage>;
 }
 
-const OpenAIImagesOptionsSchema = z.object({
+const OpenAIImagesOptionsSchema = z.strictObject({
   /** @defaultValue `https://api.openai.com/v1` */
   baseURL: z.url().default('https://api.openai.com/v1'),
   apiKey: z.string().min(1).optional(),

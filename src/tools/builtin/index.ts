@@ -3,6 +3,7 @@
  * @module
  */
 import { HarnessError } from '../../errors.js';
+import { unknownKeyMessage } from '../../util/did-you-mean.js';
 import type { Tool } from '../types.js';
 import { analyzeImageTool, type AnalyzeImageToolOptions } from './analyze-image.js';
 import { editFileTool } from './edit-file.js';
@@ -99,6 +100,29 @@ export interface BuiltinToolsOptions {
   generateImage?: Omit<GenerateImageToolOptions, 'backend'>;
 }
 
+/** Every key of {@link BuiltinToolsOptions}; the type makes a new option fail to compile until it is listed here. @internal */
+export const BUILTIN_TOOLS_OPTION_KEYS = Object.keys({
+  search: true,
+  scholar: true,
+  visit: true,
+  network: true,
+  openalex: true,
+  python: true,
+  shell: true,
+  readFile: true,
+  analyzeImage: true,
+  imageBackend: true,
+  generateImage: true,
+} satisfies Record<keyof BuiltinToolsOptions, true>);
+
+/** A misspelt key would otherwise leave a tool at its defaults (a policy or an allowlist silently dropped). */
+function checkKeys(options: BuiltinToolsOptions): void {
+  const unknown = Object.keys(options).filter((key) => !BUILTIN_TOOLS_OPTION_KEYS.includes(key));
+  if (unknown.length === 0) return;
+  const problems = unknown.map((key) => unknownKeyMessage('', key, BUILTIN_TOOLS_OPTION_KEYS));
+  throw new HarnessError('invalid-options', `builtinTools: ${problems.join('; ')}.`);
+}
+
 function scholarOptions(options: BuiltinToolsOptions): SearchToolOptions | undefined {
   if (options.scholar === false) return undefined;
   if (options.scholar) return options.scholar;
@@ -146,6 +170,7 @@ function python(options: PythonInterpreterToolOptions): Tool {
  * ```
  */
 export function builtinTools(options: BuiltinToolsOptions = {}): Tool[] {
+  checkKeys(options);
   const tools: Tool[] = [];
   if (options.search) tools.push(searchTool(options.search) as Tool);
   if (options.visit !== false) tools.push(visitTool(visitOptions(options)) as Tool);

@@ -33,7 +33,7 @@ export interface OpenAlexToolOptions {
   abstractChars?: number;
 }
 
-const OpenAlexOptionsSchema = z.object({
+const OpenAlexOptionsSchema = z.strictObject({
   baseURL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://api.openalex.org'),
   mailto: z.email({ error: 'must be an e-mail address' }).optional(),
   apiKey: z.string().min(1).optional(),

@@ -49,7 +49,7 @@ export interface PythonInterpreterToolOptions {
   maxProcesses?: number;
 }
 
-const OptionsSchema = z.object({
+const OptionsSchema = z.strictObject({
   python: z.string().min(1).default('python3'),
   timeoutMs: z.number().int().min(100).max(86_400_000).default(DEFAULTS.toolTimeoutMs),
   sandbox: z.enum(['auto', 'bwrap', 'none']).default('auto'),

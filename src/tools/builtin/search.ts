@@ -17,7 +17,7 @@ export interface SearchToolOptions {
 }
 
 /** @internal */
-export const SearchToolOptionsSchema = z.object({
+export const SearchToolOptionsSchema = z.strictObject({
   provider: z.custom<SearchProvider>(
     (value) =>
       typeof value === 'object' &&

@@ -51,7 +51,7 @@ export interface VisitToolOptions {
   userAgent?: string;
 }
 
-const VisitOptionsSchema = z.object({
+const VisitOptionsSchema = z.strictObject({
   reader: z.enum(['builtin', 'jina']).default('builtin'),
   jinaApiKey: z.string().min(1).optional(),
   jinaBaseURL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://r.jina.ai'),

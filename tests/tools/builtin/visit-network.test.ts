@@ -198,7 +198,7 @@ describe('network options', () => {
   it.each([
     [{ allowHosts: ['https://docs.example.org/'] }, /visitTool: option "network\.allowHosts\.0" must be a host name/],
     [{ allowHosts: [] }, /visitTool: option "network\.allowHosts" is empty, which would block every URL/],
-    [{ allowPrivat: true }, /visitTool: option "network"/],
+    [{ allowPrivat: true }, /visitTool: `network\.allowPrivat` is not an option \(did you mean `network\.allowPrivate`\?\)/],
   ])('visitTool rejects network %j with a clear message', (network, message) => {
     expect(() => visitTool({ network } as VisitToolOptions)).toThrowError(message);
   });

@@ -9,7 +9,7 @@ import { DEFAULT_HTTP_TIMEOUT_MS, DEFAULT_MAX_RESPONSE_BYTES } from './http.js';
 import type { SearchResult } from './types.js';
 
 /** Connection options of every adapter. */
-export const HttpOptionsSchema = z.object({
+export const HttpOptionsSchema = z.strictObject({
   baseURL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
   dispatcher: z.custom<Dispatcher>((value) => typeof value === 'object' && value !== null, 'must be an undici Dispatcher').optional(),
   timeoutMs: z.number().int().min(1).max(600_000).default(DEFAULT_HTTP_TIMEOUT_MS),

@@ -6,6 +6,7 @@
 import { fetch, type Dispatcher, type Response } from 'undici';
 import type { z } from 'zod';
 import { HarnessError, ProviderHttpError, type HarnessErrorCode } from '../../../errors.js';
+import { describeIssues } from '../../../util/did-you-mean.js';
 
 /** Default per-request timeout of the web tools. */
 export const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
@@ -191,6 +192,9 @@ export function parseOptions<S extends z.ZodType>(schema: S, value: unknown, lab
   const parsed = schema.safeParse(value ?? {});
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
+  if (issue?.code === 'unrecognized_keys') {
+    throw new HarnessError('invalid-options', `${label}: ${describeIssues([issue], { schema }).join('; ')}.`);
+  }
   const field = issue?.path.join('.') || 'options';
   throw new HarnessError('invalid-options', `${label}: option "${field}" ${issue?.message ?? 'is invalid'}.`);
 }

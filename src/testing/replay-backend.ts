@@ -1,12 +1,13 @@
 /**
- * The replay backend of `horizon-harness replay` and of the examples: a ScriptedBackend whose answers are computed
- * from each request, by purpose, so the whole pipeline runs offline with realistic traffic (plan JSON, tool calls
- * writing real files, submit_answer, verdicts judged from file previews, repairs).
+ * A replay backend: an offline stand-in for a model that carries out one kind of task (write a Markdown file with
+ * named sections) through the whole pipeline with realistic traffic: plan JSON, tool calls writing real files,
+ * submit_answer, verdicts judged from the file previews the verifier is shown, repairs. `horizon-harness replay` and
+ * the examples run on it.
  * @module
  */
 import type { GenerateRequest, GenerateResult, Message } from '../backend/types.js';
-import { ScriptedBackend } from '../testing/scripted-backend.js';
-import { planOf, reply, submit, toolCall, verdict } from '../testing/replies.js';
+import { ScriptedBackend } from './scripted-backend.js';
+import { planOf, reply, submit, toolCall, verdict } from './replies.js';
 
 /** What the replayed agent knows about a task: the deliverable file and its sections. */
 export interface ReplayScenario {
@@ -16,11 +17,30 @@ export interface ReplayScenario {
   sections: Array<{ heading: string; body: string }>;
   /** A section the agent leaves out of its first full draft (what verification, and sometimes decomposition, catch). */
   forgotten?: string;
-  /** `single`: only a single do-everything loop forgets it (decomposition helps); `always`: every first draft does. */
+  /**
+   * `single`: only a single do-everything loop forgets it (decomposition helps); `always`: every first draft does.
+   * @defaultValue 'single'
+   */
   forgets?: 'single' | 'always';
 }
 
-/** A backend that replays a plausible agent for `scenario`; `modelId` is `replay`. */
+/**
+ * A backend that replays a plausible agent for `scenario`, computing each answer from the request (`modelId` is
+ * `replay`): for demos, examples and smoke tests of what a host builds around a run (progress output, event
+ * wiring, reports) without a key or a network. To assert what a role does, script it with {@link ScriptedBackend}.
+ *
+ * @example
+ * ```ts
+ * const backend = replayBackend({
+ *   file: 'memo.md',
+ *   title: 'Offsite',
+ *   sections: [{ heading: 'Agenda', body: '9:00 kickoff' }, { heading: 'Logistics', body: 'Train at 8:10' }],
+ *   forgotten: 'Logistics', // left out of every first draft, so verification and a repair show up
+ *   forgets: 'always',
+ * });
+ * const result = await createHarness({ backend, tools: [writeToFileTool()] }).run('Write memo.md …');
+ * ```
+ */
 export function replayBackend(scenario: ReplayScenario): ScriptedBackend {
   return new ScriptedBackend((request) => answer(scenario, request), { provider: 'replay', modelId: 'replay', contextWindow: 128_000 });
 }
