@@ -89,6 +89,7 @@ export class HarnessError extends Error {
    * twice (ESM and CommonJS); subclasses keep the ordinary prototype check.
    */
   static override [Symbol.hasInstance](value: unknown): boolean {
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the class instanceof was called on, a subclass included
     return this === HarnessError ? HarnessError.isInstance(value) : Function.prototype[Symbol.hasInstance].call(this, value);
   }
 }

@@ -46,6 +46,7 @@ export async function* parseSse(body: AsyncIterable<Uint8Array | string>): Async
     let match: RegExpExecArray | null;
     const lineEnd = /\r\n|\r|\n/g;
     let start = 0;
+    // biome-ignore lint/suspicious/noAssignInExpressions: the usual RegExp.exec loop
     while ((match = lineEnd.exec(buffer)) !== null) {
       // A lone `\r` at the end of the buffer may be the first half of `\r\n`; wait for more bytes.
       if (match[0] === '\r' && match.index === buffer.length - 1) break;

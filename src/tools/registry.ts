@@ -61,6 +61,7 @@ export class ToolRegistry {
   }
 
   /** Adds one tool or several; a duplicate, reserved or malformed tool is rejected with `tool-registration`. */
+  // biome-ignore lint/suspicious/noExplicitAny: a tool of any input type can be registered; its own schema checks the input
   register(tools: Tool<any> | readonly Tool<any>[]): this {
     const list: readonly Tool[] = Array.isArray(tools) ? tools : [tools as Tool];
     const batch = new Map<string, Entry>();

@@ -1,3 +1,4 @@
+import type { Stats } from 'node:fs';
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { HarnessError } from '../errors.js';
@@ -43,7 +44,7 @@ export async function resolveInside(root: string, requested: string, intent: 're
   for (let index = 0; index < segments.length; index += 1) {
     const next = path.join(current, segments[index] as string);
     const walked = segments.slice(0, index + 1).join('/');
-    let stats;
+    let stats: Stats;
     try {
       stats = await lstat(next);
     } catch (error) {

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { anthropic, type AnthropicOptions } from '../../src/backend/anthropic.js';
 import type { GenerateRequest, StreamPart } from '../../src/backend/types.js';
 import { DEFAULTS } from '../../src/defaults.js';
-import { ProviderHttpError } from '../../src/errors.js';
+import type { ProviderHttpError } from '../../src/errors.js';
 import { readFixture } from '../support/fixtures.js';
 import { adapterOptions, FAST_RETRY, runBackendConformance } from './conformance.js';
 import { readChunkObjects, readChunks, readLocalFixture } from './support/fixture-formats.js';

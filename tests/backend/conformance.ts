@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { GenerateRequest, LlmBackend, StreamPart } from '../../src/backend/types.js';
 import { DEFAULTS } from '../../src/defaults.js';
-import { ProviderHttpError } from '../../src/errors.js';
+import type { ProviderHttpError } from '../../src/errors.js';
 import { startLoopbackServer, type LoopbackServer } from './support/loopback-server.js';
 import type { WireFormat } from './support/wire-formats.js';
 import { harnessRejection } from '../support/rejection.js';

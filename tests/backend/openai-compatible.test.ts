@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MockAgent } from 'undici';
 import { openAICompatible, type OpenAICompatibleOptions } from '../../src/backend/openai-compatible.js';
 import type { GenerateRequest, GenerateResult, Message } from '../../src/backend/types.js';
-import { HarnessError, ProviderHttpError } from '../../src/errors.js';
+import { HarnessError, type ProviderHttpError } from '../../src/errors.js';
 import { readFixture } from '../support/fixtures.js';
 import { adapterOptions, FAST_RETRY, runBackendConformance } from './conformance.js';
 import {
@@ -317,7 +317,7 @@ describe('openAICompatible', () => {
       expect(server.requests[0]?.body.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'verdict', schema } });
       expect(server.requests[1]?.body.response_format).toEqual({ type: 'json_object' });
       expect(server.requests[2]?.body).not.toHaveProperty('response_format');
-      const lastMessage = (server.requests[2]?.body.messages as Array<{ content: string }>).at(-1);
+      const lastMessage = (server.requests[2]?.body.messages as Array<{ content: string }> | undefined)?.at(-1);
       expect(lastMessage?.content).toMatch(/JSON Schema/);
       await llm.generate({ ...ASK, responseFormat: { type: 'json', schema } });
       expect(server.requests[3]?.body).not.toHaveProperty('response_format');

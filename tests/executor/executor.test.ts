@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import type { GenerateRequest, GenerateResult, Message } from '../../src/backend/types.js';
 import { HarnessError, ProviderHttpError } from '../../src/errors.js';
-import { type HarnessEvent, type EventInput } from '../../src/events.js';
+import type { HarnessEvent, EventInput } from '../../src/events.js';
 import { Executor, type ExecutorOptions } from '../../src/executor/executor.js';
 import type { ExecutorRunInput } from '../../src/executor/types.js';
 import type { ExecutionMemory, PendingRequest } from '../../src/memory/types.js';

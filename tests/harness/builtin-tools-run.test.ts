@@ -18,7 +18,7 @@ const SALES: unknown[][] = [
 ];
 
 /** Python (standard library only) that reads the XLSX the way a model would write it, into `totals`. */
-const READ_XLSX = String.raw`
+const READ_XLSX = `
 import zipfile, json, xml.etree.ElementTree as ET
 NS = '{http://schemas.openxmlformats.org/spreadsheetml/2006/main}'
 book = zipfile.ZipFile('attachments/sales.xlsx')

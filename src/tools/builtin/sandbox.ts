@@ -7,6 +7,7 @@
  */
 import { spawn, spawnSync, type ChildProcess, type StdioOptions } from 'node:child_process';
 import { lstatSync, mkdirSync } from 'node:fs';
+import type { Dirent } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { HarnessError } from '../../errors.js';
@@ -237,7 +238,7 @@ const MAX_SNAPSHOT_FILES = 50_000;
 export async function snapshotFiles(root: string): Promise<Map<string, string>> {
   const files = new Map<string, string>();
   const walk = async (dir: string): Promise<void> => {
-    let entries;
+    let entries: Dirent[];
     try {
       entries = await readdir(dir, { withFileTypes: true });
     } catch {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { HarnessError, ProviderHttpError } from '../../../src/errors.js';
+import { HarnessError, type ProviderHttpError } from '../../../src/errors.js';
 import { searchTool } from '../../../src/tools/builtin/search.js';
 import { brave, searxng, serper, tavily } from '../../../src/tools/builtin/search-providers/index.js';
 import { createTestContext, type TestContext } from './support/context.js';

@@ -139,6 +139,7 @@ export async function fetchJson(url: string, options: HttpFetchOptions): Promise
     } catch (error) {
       const type = response.headers.get('content-type') ?? 'no Content-Type';
       const start = text.slice(0, 80);
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what tells binary data apart
       const shown = /[\ufffd\u0000-\u0008\u000e-\u001f]/.test(start) ? 'binary data' : `it starts with ${JSON.stringify(start)}`;
       throw new HarnessError(
         'invalid-response',
