@@ -12,17 +12,20 @@ const cli: Options = {
   target: 'node20',
 };
 
-export default defineConfig([{
-  entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' },
-  format: ['esm', 'cjs'],
-  dts: true,
-  sourcemap: true,
-  // Both builds run at once: the library's clean leaves the CLI's output alone.
-  clean: ['!cli.js', '!cli.js.map'],
-  target: 'node20',
-  // Shared chunks: both entries of a format use one copy of every module, so one HarnessError class and one state.
-  splitting: true,
-  treeshake: true,
-  // The tokenizer loads its encoding with createRequire(import.meta.url), which the CJS build must provide.
-  shims: true,
-}, cli]);
+export default defineConfig([
+  {
+    entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' },
+    format: ['esm', 'cjs'],
+    dts: true,
+    sourcemap: true,
+    // Both builds run at once: the library's clean leaves the CLI's output alone.
+    clean: ['!cli.js', '!cli.js.map'],
+    target: 'node20',
+    // Shared chunks: both entries of a format use one copy of every module, so one HarnessError class and one state.
+    splitting: true,
+    treeshake: true,
+    // The tokenizer loads its encoding with createRequire(import.meta.url), which the CJS build must provide.
+    shims: true,
+  },
+  cli,
+]);

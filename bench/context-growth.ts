@@ -14,7 +14,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import type { GenerateRequest, GenerateResult, LlmBackend, Message, StreamPart, ToolSpec } from '../src/backend/types.js';
+import type {
+  GenerateRequest,
+  GenerateResult,
+  LlmBackend,
+  Message,
+  StreamPart,
+  ToolSpec,
+} from '../src/backend/types.js';
 import type { EventInput } from '../src/events.js';
 import { Executor } from '../src/executor/executor.js';
 import { MemoryManager, TokenCounter, gptTokenizer, type MemoryManagerOptions } from '../src/memory/index.js';
@@ -48,7 +55,28 @@ export interface Measurement extends Configuration {
 
 const OUTPUT_CHARS = 20_000;
 const RUNS = 3;
-const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'context', 'window', 'token', 'memory', 'agent', 'result', 'value', 'search', 'file', '42', '2026', 'the', 'of', 'and', 'report', 'page'];
+const WORDS = [
+  'alpha',
+  'beta',
+  'gamma',
+  'delta',
+  'context',
+  'window',
+  'token',
+  'memory',
+  'agent',
+  'result',
+  'value',
+  'search',
+  'file',
+  '42',
+  '2026',
+  'the',
+  'of',
+  'and',
+  'report',
+  'page',
+];
 
 /** A deterministic text: words drawn by a fixed linear congruential sequence. */
 export function deterministicText(seed: number, length: number): string {
@@ -78,11 +106,17 @@ function loopBackend(steps: number, contextWindow: number, transport: Configurat
     contextWindow,
     async generate(request: GenerateRequest): Promise<GenerateResult> {
       if (request.purpose === 'summarize') {
-        return result('Fetched pages 1..k with fetch_page; each is a measurement page of about 20 000 characters; no errors; next: fetch the remaining pages, then submit.', []);
+        return result(
+          'Fetched pages 1..k with fetch_page; each is a measurement page of about 20 000 characters; no errors; next: fetch the remaining pages, then submit.',
+          [],
+        );
       }
       const step = executeCalls++;
-      if (step < steps) return result('', [{ id: `c${step}`, name: 'fetch_page', arguments: JSON.stringify({ page: step }) }]);
-      return result('', [{ id: 'submit', name: 'submit_answer', arguments: JSON.stringify({ answer: 'done', files: [] }) }]);
+      if (step < steps)
+        return result('', [{ id: `c${step}`, name: 'fetch_page', arguments: JSON.stringify({ page: step }) }]);
+      return result('', [
+        { id: 'submit', name: 'submit_answer', arguments: JSON.stringify({ answer: 'done', files: [] }) },
+      ]);
     },
   };
   if (transport !== 'stream') return backend;
@@ -94,7 +128,12 @@ function loopBackend(steps: number, contextWindow: number, transport: Configurat
       for (const piece of pieces(answer.message.content)) yield { type: 'text-delta', text: piece };
       for (const call of answer.message.toolCalls) {
         for (const [i, piece] of pieces(call.arguments).entries()) {
-          yield { type: 'tool-call-delta', id: call.id, ...(i === 0 ? { name: call.name } : {}), argumentsDelta: piece };
+          yield {
+            type: 'tool-call-delta',
+            id: call.id,
+            ...(i === 0 ? { name: call.name } : {}),
+            argumentsDelta: piece,
+          };
         }
       }
       yield { type: 'finish', result: answer };
@@ -168,7 +207,8 @@ async function runOnce(config: Configuration, outputs: string[]) {
       workspace,
     });
     const ms = performance.now() - started;
-    if (run.status !== 'completed') throw new Error(`${config.mode} N=${config.steps}: run ${run.status}: ${run.error?.message}`);
+    if (run.status !== 'completed')
+      throw new Error(`${config.mode} N=${config.steps}: run ${run.status}: ${run.error?.message}`);
     return { ...totals, msPerStep: ms / (config.steps + 1) };
   } finally {
     rmSync(root, { recursive: true, force: true });
@@ -202,13 +242,24 @@ async function compile(): Promise<string> {
   const { build } = await import('esbuild');
   const source = fileURLToPath(import.meta.url);
   const outfile = join(dirname(source), '..', '.tmp', 'bench', 'context-growth.mjs');
-  await build({ entryPoints: [source], bundle: true, platform: 'node', format: 'esm', packages: 'external', outfile, logLevel: 'warning' });
+  await build({
+    entryPoints: [source],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    packages: 'external',
+    outfile,
+    logLevel: 'warning',
+  });
   return outfile;
 }
 
 function inChild(script: string, config: Configuration): Promise<Measurement> {
   return new Promise((resolve, reject) => {
-    const child = fork(script, ['--child', JSON.stringify(config)], { execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(script, ['--child', JSON.stringify(config)], {
+      execArgv: [],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     child.once('message', (message) => resolve(message as Measurement));
     child.once('error', reject);
     child.once('exit', (code) => {
@@ -242,21 +293,39 @@ export function table(rows: Measurement[]): string {
 /** Renders the issue's targets beside what was measured; it reports, it does not judge the run. */
 export function targets(rows: Measurement[]): string {
   const bounded = rows.filter((r) => r.mode !== 'naive');
-  const at200 = (mode: Configuration['mode'], window: number) => rows.find((r) => r.mode === mode && r.steps === 200 && r.window === window);
+  const at200 = (mode: Configuration['mode'], window: number) =>
+    rows.find((r) => r.mode === mode && r.steps === 200 && r.window === window);
   const share = (r: Measurement | undefined) => (r ? r.promptTokens / naiveOf(rows, 200).promptTokens : Number.NaN);
   const peak = Math.max(...bounded.map((r) => r.peakRequestTokens / r.window));
   const ms = rows.filter((r) => r.mode !== 'naive' && r.steps === 200).map((r) => r.msPerStep);
   const rss = Math.max(...bounded.map((r) => r.peakRssMb));
-  const row = (target: string, measured: string, met: boolean) => `| ${target} | ${measured} | ${met ? 'yes' : '**no**'} |`;
+  const row = (target: string, measured: string, met: boolean) =>
+    `| ${target} | ${measured} | ${met ? 'yes' : '**no**'} |`;
   const aging = [share(at200('aging', 32_000)), share(at200('aging', 128_000))];
   return [
     '| target | measured | met |',
     '|---|---|---|',
     row('peak request ≤ 0.95 × window at every call', `max ${peak.toFixed(3)} × window`, peak <= 0.95),
-    row('Σ prompt tokens, N = 200, paper defaults, 32 000 window ≤ 10 % of naive', pct(share(at200('paper', 32_000))), share(at200('paper', 32_000)) <= 0.1),
-    row('Σ prompt tokens, N = 200, paper defaults, 128 000 window ≤ 20 % of naive', pct(share(at200('paper', 128_000))), share(at200('paper', 128_000)) <= 0.2),
-    row('Σ prompt tokens, N = 200, observation aging ≤ 5 % on both windows', aging.map(pct).join(' / '), aging.every((a) => a <= 0.05)),
-    row('harness overhead ≤ 1 ms per step at N = 200', `${Math.min(...ms).toFixed(2)}–${Math.max(...ms).toFixed(2)} ms`, Math.max(...ms) <= 1),
+    row(
+      'Σ prompt tokens, N = 200, paper defaults, 32 000 window ≤ 10 % of naive',
+      pct(share(at200('paper', 32_000))),
+      share(at200('paper', 32_000)) <= 0.1,
+    ),
+    row(
+      'Σ prompt tokens, N = 200, paper defaults, 128 000 window ≤ 20 % of naive',
+      pct(share(at200('paper', 128_000))),
+      share(at200('paper', 128_000)) <= 0.2,
+    ),
+    row(
+      'Σ prompt tokens, N = 200, observation aging ≤ 5 % on both windows',
+      aging.map(pct).join(' / '),
+      aging.every((a) => a <= 0.05),
+    ),
+    row(
+      'harness overhead ≤ 1 ms per step at N = 200',
+      `${Math.min(...ms).toFixed(2)}–${Math.max(...ms).toFixed(2)} ms`,
+      Math.max(...ms) <= 1,
+    ),
     row('peak RSS ≤ 150 MB', `max ${rss.toFixed(0)} MB`, rss <= 150),
   ].join('\n');
 }
@@ -278,7 +347,9 @@ export async function main(): Promise<void> {
     process.stderr.write(`running ${config.mode} N=${config.steps} window=${config.window || 'unbounded'}…\n`);
     rows.push(await inChild(script, config));
   }
-  console.log(`context-growth: ${OUTPUT_CHARS}-char tool outputs, zero-latency ${transport} backend, median of ${RUNS} runs, node ${process.version}\n`);
+  console.log(
+    `context-growth: ${OUTPUT_CHARS}-char tool outputs, zero-latency ${transport} backend, median of ${RUNS} runs, node ${process.version}\n`,
+  );
   console.log(table(rows));
   console.log(`\n${targets(rows)}`);
 }

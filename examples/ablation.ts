@@ -33,18 +33,23 @@ console.log(
 
 /** A replay judge: a criterion naming a quoted section is satisfied when a delivered file has that heading. */
 function replayJudge(): LlmBackend {
-  return new ScriptedBackend((request) => {
-    const prompt = String(request.messages.at(-1)?.content ?? '');
-    const files = (prompt.split('## Answer files')[1] ?? '').split('## Criteria')[0]?.trim() ?? '';
-    const noFiles = !files || files === '(no files delivered)';
-    const results = [...prompt.matchAll(/Criterion (\d+) \(ID: \d+, Score: (-?\d+)\): (.*)/g)].map((m) => {
-      const content = m[3] ?? '';
-      const section = /"([^"]+)"/.exec(content)?.[1];
-      const satisfied = section ? files.includes(`## ${section}`) : /No .* file was delivered/.test(content) && noFiles;
-      return { criterion_id: m[1], satisfied, reasoning: section ? `looked for "## ${section}"` : 'file check' };
-    });
-    return reply(JSON.stringify({ criteria_results: results }));
-  }, { provider: 'replay', modelId: 'replay-judge' });
+  return new ScriptedBackend(
+    (request) => {
+      const prompt = String(request.messages.at(-1)?.content ?? '');
+      const files = (prompt.split('## Answer files')[1] ?? '').split('## Criteria')[0]?.trim() ?? '';
+      const noFiles = !files || files === '(no files delivered)';
+      const results = [...prompt.matchAll(/Criterion (\d+) \(ID: \d+, Score: (-?\d+)\): (.*)/g)].map((m) => {
+        const content = m[3] ?? '';
+        const section = /"([^"]+)"/.exec(content)?.[1];
+        const satisfied = section
+          ? files.includes(`## ${section}`)
+          : /No .* file was delivered/.test(content) && noFiles;
+        return { criterion_id: m[1], satisfied, reasoning: section ? `looked for "## ${section}"` : 'file check' };
+      });
+      return reply(JSON.stringify({ criteria_results: results }));
+    },
+    { provider: 'replay', modelId: 'replay-judge' },
+  );
 }
 
 const judge = live?.backend ?? replayJudge();
@@ -68,7 +73,10 @@ for (const config of CONFIGS) {
     });
     const result = await harness.run(task.description);
     const judged = await scoreWithJudge(judge, task, result);
-    if (judged.error) console.warn(`  ⚠ ${config.name} ${task.question_id}: the judge's reply was unusable, scored 0 (${judged.error})`);
+    if (judged.error)
+      console.warn(
+        `  ⚠ ${config.name} ${task.question_id}: the judge's reply was unusable, scored 0 (${judged.error})`,
+      );
     total += judged.score;
     ms += result.report.wallTimeMs;
     calls += result.report.modelCalls;
@@ -88,7 +96,8 @@ for (const config of CONFIGS) {
 
 const header = ['Config', 'Score', 'Latency s', 'Model calls', 'Tool calls', 'Tokens'];
 const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
+const line = (cells: string[]) =>
+  cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
 console.log(`\nAblation over ${ABLATION_TASKS.length} tasks (means per task)\n`);
 console.log(line(header));
 console.log(widths.map((w) => '-'.repeat(w)).join('  '));

@@ -3,7 +3,15 @@
  * Run with `npm run example:custom-tool`.
  */
 import { z } from 'zod';
-import { Executor, HarnessEvents, LocalWorkspace, MemoryManager, ToolRegistry, defineTool, eventSender } from 'horizon-harness';
+import {
+  Executor,
+  HarnessEvents,
+  LocalWorkspace,
+  MemoryManager,
+  ToolRegistry,
+  defineTool,
+  eventSender,
+} from 'horizon-harness';
 import { ScriptedBackend, submit, toolCall } from 'horizon-harness/testing';
 
 // A tool that writes a note into the run's workspace and reports the file it produced.
@@ -24,7 +32,10 @@ const saveNote = defineTool({
 // The script plays what a model would do: call the tool once, then submit the answer with the file.
 const backend = new ScriptedBackend({
   execute: [
-    toolCall('save_note', { title: 'River haiku', body: 'Cold river at dusk\nthe heron lifts, and the stream\nforgets its shadow' }),
+    toolCall('save_note', {
+      title: 'River haiku',
+      body: 'Cold river at dusk\nthe heron lifts, and the stream\nforgets its shadow',
+    }),
     submit('I wrote the haiku into notes/river-haiku.md.', ['notes/river-haiku.md']),
   ],
 });

@@ -44,7 +44,10 @@ const backend = new ScriptedBackend({
     json({ records: [], next: 'done' }),
   ],
   execute: [
-    toolCall('write_to_file', { path: 'CHANGELOG.md', content: '# Changelog\n\n## 1.2.0\n- Fix crash on empty input\n- Faster startup\n' }),
+    toolCall('write_to_file', {
+      path: 'CHANGELOG.md',
+      content: '# Changelog\n\n## 1.2.0\n- Fix crash on empty input\n- Faster startup\n',
+    }),
     // The false claim: VERSION was never written.
     submit('Updated CHANGELOG.md and set VERSION to 1.2.0. Everything is done.', ['CHANGELOG.md', 'VERSION']),
     toolCall('write_to_file', { path: 'VERSION', content: '1.2.0\n' }),
@@ -60,8 +63,18 @@ const backend = new ScriptedBackend({
       status: 'incomplete',
       integrity: 'clean',
       findings: [
-        { recordId: 'changelog', check: 'CHANGELOG.md has "## 1.2.0" with both fixes', observed: 'CHANGELOG.md: "## 1.2.0 / - Fix crash on empty input / - Faster startup"', verdict: 'pass' },
-        { recordId: 'version', check: 'VERSION contains "1.2.0"', observed: 'read_file: "VERSION" does not exist in the workspace', verdict: 'fail' },
+        {
+          recordId: 'changelog',
+          check: 'CHANGELOG.md has "## 1.2.0" with both fixes',
+          observed: 'CHANGELOG.md: "## 1.2.0 / - Fix crash on empty input / - Faster startup"',
+          verdict: 'pass',
+        },
+        {
+          recordId: 'version',
+          check: 'VERSION contains "1.2.0"',
+          observed: 'read_file: "VERSION" does not exist in the workspace',
+          verdict: 'fail',
+        },
       ],
     }),
     toolCalls([
@@ -72,14 +85,24 @@ const backend = new ScriptedBackend({
       status: 'complete',
       integrity: 'clean',
       findings: [
-        { recordId: 'changelog', check: 'CHANGELOG.md has "## 1.2.0" with both fixes', observed: 'unchanged since round 1: both fixes listed', verdict: 'pass' },
+        {
+          recordId: 'changelog',
+          check: 'CHANGELOG.md has "## 1.2.0" with both fixes',
+          observed: 'unchanged since round 1: both fixes listed',
+          verdict: 'pass',
+        },
         { recordId: 'version', check: 'VERSION contains "1.2.0"', observed: 'VERSION: "1.2.0"', verdict: 'pass' },
       ],
     }),
   ],
 });
 
-const harness = createHarness({ backend, tools: [writeToFileTool(), readFileTool()], mode: 'managed', managed: { maxRounds: 6 } });
+const harness = createHarness({
+  backend,
+  tools: [writeToFileTool(), readFileTool()],
+  mode: 'managed',
+  managed: { maxRounds: 6 },
+});
 
 harness.on('manager-decision', (e) => {
   console.log(`\n── round ${e.round}: manager → ${e.next}${e.fallback ? ` (${e.fallback})` : ''}`);
@@ -95,11 +118,17 @@ harness.on('tool-call', (e) => {
 });
 harness.on('audit-finish', (e) => {
   console.log(`   audit: ${e.status}, integrity ${e.integrity}`);
-  for (const f of e.findings) console.log(`     ${f.verdict === 'pass' ? '✓' : '✗'} [${f.recordId ?? 'all'}] ${f.check} — ${f.observed}`);
+  for (const f of e.findings)
+    console.log(`     ${f.verdict === 'pass' ? '✓' : '✗'} [${f.recordId ?? 'all'}] ${f.check} — ${f.observed}`);
   const caught = e.findings.filter((f) => f.verdict === 'fail');
-  if (caught.length) console.log(`   ⚠ caught: the executor's claim does not hold (${caught.map((f) => f.recordId).join(', ')}); nothing is completed`);
+  if (caught.length)
+    console.log(
+      `   ⚠ caught: the executor's claim does not hold (${caught.map((f) => f.recordId).join(', ')}); nothing is completed`,
+    );
 });
-harness.on('integrity-violation', (e) => console.log(`   ⛔ the workspace changed during the audit: ${e.changedPaths.join(', ')}`));
+harness.on('integrity-violation', (e) =>
+  console.log(`   ⛔ the workspace changed during the audit: ${e.changedPaths.join(', ')}`),
+);
 
 const result = await harness.run(task);
 const report = result.report as ManagedRunReport;

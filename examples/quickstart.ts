@@ -23,7 +23,9 @@ if (live) {
   console.log(`Using live backend: ${live.label}`);
   backend = live.backend;
 } else {
-  console.log('No OPENAI_API_KEY or ANTHROPIC_API_KEY set: running on the built-in replay backend (offline, scripted answers).');
+  console.log(
+    'No OPENAI_API_KEY or ANTHROPIC_API_KEY set: running on the built-in replay backend (offline, scripted answers).',
+  );
   backend = replayBackend(LISBON_REPLAY);
 }
 
@@ -34,20 +36,29 @@ harness.on('run-start', (e) => {
   for (const warning of e.warnings) console.log(`  ⚠ ${warning}`);
 });
 harness.on('plan-created', (e) => {
-  console.log(`\n📋 plan (${e.plan.length} subtask${e.plan.length === 1 ? '' : 's'}${e.fallback ? `, ${e.fallback}` : ''})`);
+  console.log(
+    `\n📋 plan (${e.plan.length} subtask${e.plan.length === 1 ? '' : 's'}${e.fallback ? `, ${e.fallback}` : ''})`,
+  );
   for (const s of e.plan) console.log(`   ${s.id}: ${s.title}`);
 });
 harness.on('subtask-start', (e) => console.log(`\n→ ${e.subtask.id}: ${e.subtask.title}`));
 harness.on('tool-call', (e) => {
-  if (e.toolName !== 'submit_answer') console.log(`   🔧 ${e.toolName} ${e.arguments.slice(0, 80)}${e.arguments.length > 80 ? '…' : ''}`);
+  if (e.toolName !== 'submit_answer')
+    console.log(`   🔧 ${e.toolName} ${e.arguments.slice(0, 80)}${e.arguments.length > 80 ? '…' : ''}`);
 });
-harness.on('subtask-finish', (e) => console.log(`   ${e.record.status === 'completed' ? '✓' : '✗'} ${e.record.answer.slice(0, 100)}`));
-harness.on('synthesis-finish', (e) => console.log(`\n🧩 synthesis ${e.status}: files ${e.deliverable.files.join(', ') || '(none)'}`));
+harness.on('subtask-finish', (e) =>
+  console.log(`   ${e.record.status === 'completed' ? '✓' : '✗'} ${e.record.answer.slice(0, 100)}`),
+);
+harness.on('synthesis-finish', (e) =>
+  console.log(`\n🧩 synthesis ${e.status}: files ${e.deliverable.files.join(', ') || '(none)'}`),
+);
 harness.on('verify-finish', (e) => {
   console.log(`\n🔍 verification ${e.attempt}: ${e.verdict.status}`);
   for (const d of e.defects) console.log(`   - ${d.description}`);
 });
-harness.on('repair-start', (e) => console.log(`\n🛠  repair ${e.attempt} (${e.defects.length} defect${e.defects.length === 1 ? '' : 's'})`));
+harness.on('repair-start', (e) =>
+  console.log(`\n🛠  repair ${e.attempt} (${e.defects.length} defect${e.defects.length === 1 ? '' : 's'})`),
+);
 harness.on('repair-finish', (e) => console.log(`   repair ${e.attempt} ${e.status}`));
 
 const result = await harness.run(TASK);

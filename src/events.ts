@@ -155,7 +155,11 @@ export type MemoryPruneEvent = EventBase &
     reason: 'emergency-threshold' | 'summary-failed' | 'context-length-error';
   };
 export type SubtaskFinishEvent = EventBase & { type: 'subtask-finish'; record: SubtaskRecord };
-export type SynthesisFinishEvent = EventBase & { type: 'synthesis-finish'; deliverable: Deliverable; status: 'completed' | 'failed' };
+export type SynthesisFinishEvent = EventBase & {
+  type: 'synthesis-finish';
+  deliverable: Deliverable;
+  status: 'completed' | 'failed';
+};
 export type VerifyFinishEvent = EventBase & {
   type: 'verify-finish';
   attempt: number;
@@ -379,7 +383,11 @@ export const HARNESS_EVENT_TYPES: readonly HarnessEventType[] = [
 export type EmitEvent = (event: EventInput) => void;
 
 /** The streaming deltas: many per model call and useful only live. */
-const DELTA_EVENT_TYPES: ReadonlySet<HarnessEventType> = new Set<HarnessEventType>(['text-delta', 'reasoning-delta', 'tool-call-delta']);
+const DELTA_EVENT_TYPES: ReadonlySet<HarnessEventType> = new Set<HarnessEventType>([
+  'text-delta',
+  'reasoning-delta',
+  'tool-call-delta',
+]);
 
 /** Whether an event is a streaming delta (`text-delta`, `reasoning-delta`, `tool-call-delta`). */
 export function isDeltaEvent(event: { type: HarnessEventType }): boolean {

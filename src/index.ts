@@ -81,7 +81,11 @@ export type { ImagePart, ObservationKind, Tool, ToolContext, ToolInvocation, Too
 export type { AppendResult, ArtifactRecord, Workspace, WriteOrigin } from './workspace/types.js';
 
 // --- backend adapters (src/backend) ---
-export { openAICompatible, OpenAICompatibleOptionsSchema, type OpenAICompatibleOptions } from './backend/openai-compatible.js';
+export {
+  openAICompatible,
+  OpenAICompatibleOptionsSchema,
+  type OpenAICompatibleOptions,
+} from './backend/openai-compatible.js';
 export { anthropic, AnthropicOptionsSchema, ANTHROPIC_VERSION, type AnthropicOptions } from './backend/anthropic.js';
 export { RetryOptionsSchema } from './backend/options.js';
 
@@ -143,7 +147,11 @@ export {
   type PythonInterpreterTool,
   type PythonInterpreterToolOptions,
 } from './tools/builtin/python-interpreter.js';
-export { executeCommandTool, type ExecuteCommandTool, type ExecuteCommandToolOptions } from './tools/builtin/execute-command.js';
+export {
+  executeCommandTool,
+  type ExecuteCommandTool,
+  type ExecuteCommandToolOptions,
+} from './tools/builtin/execute-command.js';
 export {
   CommandPolicy,
   DEFAULT_COMMAND_RULES,
@@ -184,7 +192,13 @@ export {
   type WorkspaceSettings,
 } from './harness/index.js';
 export { Planner, type PlanInput, type PlanOutcome, type PlannerLike, type PlannerOptions } from './planner/index.js';
-export { Synthesizer, type SynthesisOutcome, type SynthesizeInput, type SynthesizerLike, type SynthesizerOptions } from './synthesizer/index.js';
+export {
+  Synthesizer,
+  type SynthesisOutcome,
+  type SynthesizeInput,
+  type SynthesizerLike,
+  type SynthesizerOptions,
+} from './synthesizer/index.js';
 export {
   Verifier,
   pdftoppmRenderer,
@@ -195,8 +209,22 @@ export {
   type VerifierOptions,
   type VerifyInput,
 } from './verifier/index.js';
-export { Repairer, mergeRepair, type RepairInput, type RepairOutcome, type RepairerLike, type RepairerOptions } from './repairer/index.js';
-export { DataMark, PLANNER_PROMPT, REPAIRER_PROMPT, SYNTHESIZER_PROMPT, VERIFIER_PROMPT, renderTemplate } from './prompts/index.js';
+export {
+  Repairer,
+  mergeRepair,
+  type RepairInput,
+  type RepairOutcome,
+  type RepairerLike,
+  type RepairerOptions,
+} from './repairer/index.js';
+export {
+  DataMark,
+  PLANNER_PROMPT,
+  REPAIRER_PROMPT,
+  SYNTHESIZER_PROMPT,
+  VERIFIER_PROMPT,
+  renderTemplate,
+} from './prompts/index.js';
 export { askJson, extractJson, parseJsonReply, type AskJsonResult, type JsonReplyParse } from './json/index.js';
 export {
   callModel,

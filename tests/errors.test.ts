@@ -26,13 +26,29 @@ describe('HarnessError', () => {
   });
 
   it('subclasses keep their data and stay HarnessErrors', () => {
-    const http = new ProviderHttpError('server-error', 'boom', { status: 503, body: 'x', retryAfterMs: 200 }, { retryable: true });
+    const http = new ProviderHttpError(
+      'server-error',
+      'boom',
+      { status: 503, body: 'x', retryAfterMs: 200 },
+      { retryable: true },
+    );
     expect(HarnessError.isInstance(http)).toBe(true);
     expect(http instanceof HarnessError && http instanceof ProviderHttpError).toBe(true);
     expect(new HarnessError('internal', 'x') instanceof ProviderHttpError).toBe(false);
-    expect(http).toMatchObject({ name: 'ProviderHttpError', status: 503, retryAfterMs: 200, body: 'x', retryable: true });
+    expect(http).toMatchObject({
+      name: 'ProviderHttpError',
+      status: 503,
+      retryAfterMs: 200,
+      body: 'x',
+      retryable: true,
+    });
     const overflow = new ContextOverflowError('too big', { requestTokens: 10, budgetTokens: 5 });
-    expect(overflow).toMatchObject({ code: 'context-overflow', requestTokens: 10, budgetTokens: 5, name: 'ContextOverflowError' });
+    expect(overflow).toMatchObject({
+      code: 'context-overflow',
+      requestTokens: 10,
+      budgetTokens: 5,
+      name: 'ContextOverflowError',
+    });
   });
 
   it('toHarnessError keeps HarnessErrors, maps AbortError and wraps anything else', () => {

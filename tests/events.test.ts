@@ -1,5 +1,11 @@
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
-import { HARNESS_EVENT_TYPES, HarnessEvents, eventSender, type HarnessEvent, type ToolCallEvent } from '../src/events.js';
+import {
+  HARNESS_EVENT_TYPES,
+  HarnessEvents,
+  eventSender,
+  type HarnessEvent,
+  type ToolCallEvent,
+} from '../src/events.js';
 
 const toolCallEvent: ToolCallEvent = {
   type: 'tool-call',
@@ -50,7 +56,13 @@ describe('HarnessEvents', () => {
     const seen: string[] = [];
     const dispose = events.onAny((event) => seen.push(event.type));
     events.send(toolCallEvent);
-    events.send({ type: 'run-error', runId: 'r1', timestamp: 2, error: { code: 'internal', message: 'x' }, stage: 'plan' });
+    events.send({
+      type: 'run-error',
+      runId: 'r1',
+      timestamp: 2,
+      error: { code: 'internal', message: 'x' },
+      stage: 'plan',
+    });
     dispose();
     events.send(toolCallEvent);
     expect(seen).toEqual(['tool-call', 'run-error']);
@@ -95,9 +107,32 @@ describe('HarnessEvents', () => {
   it('lists every event name of the architecture', () => {
     expect([...HARNESS_EVENT_TYPES].sort()).toEqual(
       [
-        'run-start', 'plan-created', 'subtask-start', 'subtask-attempt', 'llm-request', 'llm-retry', 'text-delta', 'reasoning-delta', 'tool-call-delta', 'llm-response', 'tool-call',
-        'tool-result', 'memory-truncate', 'memory-compress', 'memory-prune', 'subtask-finish', 'synthesis-finish',
-        'verify-finish', 'repair-start', 'repair-finish', 'manager-decision', 'audit-finish', 'integrity-violation', 'run-warning', 'run-finish', 'run-error',
+        'run-start',
+        'plan-created',
+        'subtask-start',
+        'subtask-attempt',
+        'llm-request',
+        'llm-retry',
+        'text-delta',
+        'reasoning-delta',
+        'tool-call-delta',
+        'llm-response',
+        'tool-call',
+        'tool-result',
+        'memory-truncate',
+        'memory-compress',
+        'memory-prune',
+        'subtask-finish',
+        'synthesis-finish',
+        'verify-finish',
+        'repair-start',
+        'repair-finish',
+        'manager-decision',
+        'audit-finish',
+        'integrity-violation',
+        'run-warning',
+        'run-finish',
+        'run-error',
       ].sort(),
     );
   });

@@ -25,7 +25,9 @@ export function rubricScore(criteria: AgentIfTask['score_criteria'], satisfied: 
 
 /** The judge's prompt: the question, the answer text, the delivered files (bounded) and the numbered criteria. */
 export async function judgePrompt(task: AgentIfTask, result: RunResult): Promise<string> {
-  const criteria = task.score_criteria.map((c, i) => `Criterion ${i + 1} (ID: ${i + 1}, Score: ${c.score}): ${c.content}`);
+  const criteria = task.score_criteria.map(
+    (c, i) => `Criterion ${i + 1} (ID: ${i + 1}, Score: ${c.score}): ${c.content}`,
+  );
   return [
     `## Question\n${task.description}`,
     `## Answer text\n${result.deliverable.answer}`,
@@ -43,10 +45,15 @@ export async function scoreWithJudge(
   task: AgentIfTask,
   result: RunResult,
 ): Promise<{ score: number; error?: string }> {
-  const answer = await judge.generate({ messages: [{ role: 'user', content: await judgePrompt(task, result) }], purpose: 'verify' });
+  const answer = await judge.generate({
+    messages: [{ role: 'user', content: await judgePrompt(task, result) }],
+    purpose: 'verify',
+  });
   const parsed = parseJsonReply(answer.message.content, CriteriaResults);
   if (!parsed.ok) return { score: 0, error: parsed.error };
-  const satisfied = new Set(parsed.value.criteria_results.filter((r) => r.satisfied).map((r) => String(r.criterion_id)));
+  const satisfied = new Set(
+    parsed.value.criteria_results.filter((r) => r.satisfied).map((r) => String(r.criterion_id)),
+  );
   return { score: rubricScore(task.score_criteria, satisfied) };
 }
 

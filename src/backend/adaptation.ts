@@ -40,7 +40,8 @@ export async function withAdaptation<T>(
       return await send(body);
     } catch (error) {
       const { status, body: errorBody } = error as Partial<ProviderHttpError>;
-      if (!HarnessError.isInstance(error) || status !== 400 || errorBody === undefined || !adapt(errorBody, body)) throw error;
+      if (!HarnessError.isInstance(error) || status !== 400 || errorBody === undefined || !adapt(errorBody, body))
+        throw error;
     }
   }
 }

@@ -15,7 +15,16 @@ import { readAnswerBody } from './response-body.js';
 import { SamplingPolicy, type SamplingRule } from './sampling.js';
 import { parseSse } from './sse.js';
 import { finishOf, partsOf, StreamAssembler, type OpenToolCall } from './stream-assembler.js';
-import type { ContentPart, FinishReason, GenerateRequest, GenerateResult, LlmBackend, Message, StreamPart, Usage } from './types.js';
+import type {
+  ContentPart,
+  FinishReason,
+  GenerateRequest,
+  GenerateResult,
+  LlmBackend,
+  Message,
+  StreamPart,
+  Usage,
+} from './types.js';
 
 /** The `anthropic-version` header the adapter speaks. */
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -73,7 +82,10 @@ function contentBlocks(content: string | ContentPart[]): unknown[] {
       if (part.type === 'text') return { type: 'text', text: part.text };
       return /^https?:/.test(part.data)
         ? { type: 'image', source: { type: 'url', url: part.data } }
-        : { type: 'image', source: { type: 'base64', media_type: part.mediaType, data: part.data.replace(/^data:[^,]*,/, '') } };
+        : {
+            type: 'image',
+            source: { type: 'base64', media_type: part.mediaType, data: part.data.replace(/^data:[^,]*,/, '') },
+          };
     });
 }
 
@@ -105,7 +117,8 @@ function toWire(messages: Message[]): { system: string; messages: Array<{ role: 
       }
       case 'assistant': {
         const content: unknown[] = message.content !== '' ? [{ type: 'text', text: message.content }] : [];
-        for (const call of message.toolCalls ?? []) content.push({ type: 'tool_use', id: call.id, name: call.name, input: parseArguments(call.arguments) });
+        for (const call of message.toolCalls ?? [])
+          content.push({ type: 'tool_use', id: call.id, name: call.name, input: parseArguments(call.arguments) });
         if (content.length > 0) wire.push({ role: 'assistant', content });
         break;
       }
@@ -158,7 +171,10 @@ class AnthropicBackend implements LlmBackend {
     this.#options = parseOptions('anthropic', AnthropicOptionsSchema, input);
     const apiKey = this.#options.apiKey ?? process.env.ANTHROPIC_API_KEY;
     if (!apiKey) {
-      throw new HarnessError('invalid-options', 'Invalid anthropic() options: `apiKey` is required; pass it or set ANTHROPIC_API_KEY.');
+      throw new HarnessError(
+        'invalid-options',
+        'Invalid anthropic() options: `apiKey` is required; pass it or set ANTHROPIC_API_KEY.',
+      );
     }
     const { baseURL, model, contextWindow, headers } = this.#options;
     this.modelId = model;
@@ -172,7 +188,10 @@ class AnthropicBackend implements LlmBackend {
       apiKey,
       headers: { 'x-api-key': apiKey, 'anthropic-version': ANTHROPIC_VERSION, ...headers },
       retry: retrySettings(this.#options),
-      errors: { provider: 'anthropic', credentialHint: 'set ANTHROPIC_API_KEY or pass the `apiKey` option of anthropic()' },
+      errors: {
+        provider: 'anthropic',
+        credentialHint: 'set ANTHROPIC_API_KEY or pass the `apiKey` option of anthropic()',
+      },
     });
   }
 
@@ -234,12 +253,20 @@ class AnthropicBackend implements LlmBackend {
     };
     if (systemText !== '') body.system = systemText;
     if (request.tools && request.tools.length > 0) {
-      body.tools = request.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.inputSchema }));
+      body.tools = request.tools.map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        input_schema: tool.inputSchema,
+      }));
     }
     const choice = request.toolChoice;
     if (choice !== undefined) {
       body.tool_choice =
-        typeof choice === 'object' ? { type: 'tool', name: choice.name } : choice === 'required' ? { type: 'any' } : { type: choice };
+        typeof choice === 'object'
+          ? { type: 'tool', name: choice.name }
+          : choice === 'required'
+            ? { type: 'any' }
+            : { type: choice };
     }
     Object.assign(body, this.sampling.fields(request));
     return body;
@@ -247,7 +274,8 @@ class AnthropicBackend implements LlmBackend {
 
   private parseResponse(json: unknown): GenerateResult {
     const record = json as Record<string, unknown>;
-    if (typeof record !== 'object' || record === null) throw new HarnessError('invalid-response', 'anthropic sent an empty response.');
+    if (typeof record !== 'object' || record === null)
+      throw new HarnessError('invalid-response', 'anthropic sent an empty response.');
     if (record.type === 'error') throw inBodyError(record, this.#http.errors);
     const assembler = new StreamAssembler();
     for (const block of (record.content as Array<Record<string, unknown>> | undefined) ?? []) {
@@ -275,7 +303,11 @@ class AnthropicBackend implements LlmBackend {
       } catch (error) {
         // Some proxies put plain text in an `event: error` frame; it is still the provider's error, not bad data.
         if (frame.event === 'error') throw inBodyError({ error: { message: frame.data } }, this.#http.errors);
-        throw new HarnessError('invalid-response', `anthropic sent a stream frame that is not JSON: ${frame.data.slice(0, 200)}`, { cause: error });
+        throw new HarnessError(
+          'invalid-response',
+          `anthropic sent a stream frame that is not JSON: ${frame.data.slice(0, 200)}`,
+          { cause: error },
+        );
       }
       const type = event.type ?? frame.event;
       const index = typeof event.index === 'number' ? event.index : -1;
@@ -294,7 +326,10 @@ class AnthropicBackend implements LlmBackend {
             const part = assembler.addReasoning(block.thinking);
             if (part) yield part;
           } else if (block.type === 'tool_use') {
-            const call = assembler.openCall(typeof block.id === 'string' ? block.id : undefined, String(block.name ?? ''));
+            const call = assembler.openCall(
+              typeof block.id === 'string' ? block.id : undefined,
+              String(block.name ?? ''),
+            );
             blocks.set(index, { call, sawJson: false, initialInput: block.input });
             const part = assembler.appendArguments(call, '', true);
             if (part) yield part;
@@ -343,7 +378,11 @@ class AnthropicBackend implements LlmBackend {
       if (stopped) break;
     }
     if (!stopped && assembler.finishReason === undefined) {
-      throw new HarnessError('invalid-response', 'anthropic closed the stream before the model finished; the answer is incomplete.', { retryable: true });
+      throw new HarnessError(
+        'invalid-response',
+        'anthropic closed the stream before the model finished; the answer is incomplete.',
+        { retryable: true },
+      );
     }
     yield { type: 'finish', result: assembler.result('other') };
   }
@@ -357,6 +396,8 @@ class AnthropicBackend implements LlmBackend {
  * const backend = anthropic({ model: 'claude-sonnet-4-5', contextWindow: 200_000 }); // reads ANTHROPIC_API_KEY
  * ```
  */
-export function anthropic(options: AnthropicOptions): LlmBackend & { stream(request: GenerateRequest): AsyncIterable<StreamPart> } {
+export function anthropic(
+  options: AnthropicOptions,
+): LlmBackend & { stream(request: GenerateRequest): AsyncIterable<StreamPart> } {
   return new AnthropicBackend(options);
 }

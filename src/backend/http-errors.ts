@@ -40,7 +40,8 @@ export function describeErrorBody(bodyText: string): { message: string; type?: s
 export function describeErrorObject(value: unknown): { message: string; type?: string; code?: string } | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const record = value as Record<string, unknown>;
-  const inner = typeof record.error === 'object' && record.error !== null ? (record.error as Record<string, unknown>) : record;
+  const inner =
+    typeof record.error === 'object' && record.error !== null ? (record.error as Record<string, unknown>) : record;
   const message =
     typeof inner.message === 'string'
       ? inner.message
@@ -64,7 +65,11 @@ function isContextLength(text: string): boolean {
 }
 
 /** Parses `Retry-After` (seconds or HTTP date), `retry-after-ms`, or a Google `RetryInfo.retryDelay` in the body. @internal */
-export function retryAfterMs(headers: Headers | undefined, bodyText: string, now: number = Date.now()): number | undefined {
+export function retryAfterMs(
+  headers: Headers | undefined,
+  bodyText: string,
+  now: number = Date.now(),
+): number | undefined {
   const ms = headers?.get('retry-after-ms');
   if (ms && Number.isFinite(Number(ms))) return Math.max(0, Number(ms));
   const header = headers?.get('retry-after');
@@ -80,7 +85,12 @@ export function retryAfterMs(headers: Headers | undefined, bodyText: string, now
 }
 
 /** Turns a non-2xx response into a {@link ProviderHttpError} with a stable code. @internal */
-export function httpError(status: number, bodyText: string, headers: Headers | undefined, context: ErrorContext): ProviderHttpError {
+export function httpError(
+  status: number,
+  bodyText: string,
+  headers: Headers | undefined,
+  context: ErrorContext,
+): ProviderHttpError {
   const described = describeErrorBody(bodyText);
   const detail = described.message || `HTTP ${status}`;
   const details = { status, body: bodyText, retryAfterMs: retryAfterMs(headers, bodyText) };
@@ -88,7 +98,11 @@ export function httpError(status: number, bodyText: string, headers: Headers | u
     new ProviderHttpError(code, message, details, { retryable });
 
   if (status === 401 || status === 403) {
-    return make('authentication', `${context.provider} rejected the credentials (HTTP ${status}): ${detail}. Fix: ${context.credentialHint}.`, false);
+    return make(
+      'authentication',
+      `${context.provider} rejected the credentials (HTTP ${status}): ${detail}. Fix: ${context.credentialHint}.`,
+      false,
+    );
   }
   if (status === 429) {
     return make('rate-limited', `${context.provider} is rate-limiting requests (HTTP 429): ${detail}`, true);
@@ -122,8 +136,10 @@ export function inBodyError(value: unknown, context: ErrorContext): HarnessError
   if (/overloaded|server_error|api_error|internal|unavailable|529|5\d\d/.test(kind)) {
     return new HarnessError('server-error', message, { retryable: true, cause: value });
   }
-  if (/rate_limit|resource_exhausted|429/.test(kind)) return new HarnessError('rate-limited', message, { retryable: true, cause: value });
-  if (isContextLength(`${kind} ${described.message}`)) return new HarnessError('context-length-exceeded', message, { cause: value });
+  if (/rate_limit|resource_exhausted|429/.test(kind))
+    return new HarnessError('rate-limited', message, { retryable: true, cause: value });
+  if (isContextLength(`${kind} ${described.message}`))
+    return new HarnessError('context-length-exceeded', message, { cause: value });
   return new HarnessError('invalid-response', message, { cause: value });
 }
 
@@ -150,7 +166,15 @@ const UNREACHABLE_CODES: Record<string, string> = {
 };
 
 /** The connection broke after it was made: a new attempt may well succeed. */
-const BROKEN_CONNECTION_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+const BROKEN_CONNECTION_CODES = new Set([
+  'ECONNRESET',
+  'EPIPE',
+  'ECONNABORTED',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
 
 /** The `code`s along an error's `cause` chain (also inside an AggregateError's `errors`). @internal */
 export function errorCodes(error: unknown): string[] {
@@ -186,7 +210,8 @@ export function networkError(error: unknown, context: ErrorContext, url: string)
     return failure;
   }
   const broken = codes.find((code) => BROKEN_CONNECTION_CODES.has(code));
-  const isUndiciFailure = error instanceof TypeError && /fetch failed|terminated|other side closed/i.test(error.message);
+  const isUndiciFailure =
+    error instanceof TypeError && /fetch failed|terminated|other side closed/i.test(error.message);
   const reason = broken ?? (error instanceof Error ? error.message : String(error));
   if (broken !== undefined || isUndiciFailure) {
     return new HarnessError('connection', `The connection to ${context.provider} at ${url} broke (${reason}).`, {

@@ -32,10 +32,17 @@ export interface PostSettings extends RequestTimeouts {
  * they hold for a caller's proxy agent too; undici reports them as `UND_ERR_HEADERS_TIMEOUT` / `UND_ERR_BODY_TIMEOUT`.
  * @internal
  */
-export function timedDispatcher(injected: Dispatcher | undefined, timeouts: Omit<RequestTimeouts, 'timeoutMs'>): Dispatcher {
+export function timedDispatcher(
+  injected: Dispatcher | undefined,
+  timeouts: Omit<RequestTimeouts, 'timeoutMs'>,
+): Dispatcher {
   const base = injected ?? new Agent();
-  return base.compose((dispatch) => (options, handler) =>
-    dispatch({ ...options, headersTimeout: timeouts.firstByteTimeoutMs, bodyTimeout: timeouts.idleTimeoutMs }, handler),
+  return base.compose(
+    (dispatch) => (options, handler) =>
+      dispatch(
+        { ...options, headersTimeout: timeouts.firstByteTimeoutMs, bodyTimeout: timeouts.idleTimeoutMs },
+        handler,
+      ),
   );
 }
 
@@ -100,7 +107,9 @@ export class RequestScope {
   }
 
   private abortedError(cause?: unknown): HarnessError {
-    return new HarnessError('aborted', `The request to ${this.settings.errors.provider} was aborted by the caller.`, { cause });
+    return new HarnessError('aborted', `The request to ${this.settings.errors.provider} was aborted by the caller.`, {
+      cause,
+    });
   }
 }
 
@@ -111,7 +120,11 @@ export interface OpenResponse {
 }
 
 /** Sends one POST; resolves with the open 2xx response, rejects with a mapped HarnessError otherwise. @internal */
-export async function postJson(settings: PostSettings, body: unknown, signal: AbortSignal | undefined): Promise<OpenResponse> {
+export async function postJson(
+  settings: PostSettings,
+  body: unknown,
+  signal: AbortSignal | undefined,
+): Promise<OpenResponse> {
   const scope = new RequestScope(settings, signal);
   try {
     const response = await fetch(settings.url, {

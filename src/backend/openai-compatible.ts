@@ -61,7 +61,8 @@ const KEY_ENV_VARS: Record<string, string> = {
 
 function credentialHint(hostProvider: string, keySent: boolean): string {
   const missing = keySent ? '' : 'no API key was sent; ';
-  if (hostProvider === 'openai') return `${missing}set OPENAI_API_KEY or pass the \`apiKey\` option of openAICompatible()`;
+  if (hostProvider === 'openai')
+    return `${missing}set OPENAI_API_KEY or pass the \`apiKey\` option of openAICompatible()`;
   const envVar = KEY_ENV_VARS[hostProvider];
   return envVar
     ? `${missing}pass the key as the \`apiKey\` option of openAICompatible(), e.g. \`apiKey: process.env.${envVar}\``
@@ -134,7 +135,10 @@ class OpenAICompatibleBackend implements LlmBackend {
       apiKey,
       headers: { ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...headers },
       retry: retrySettings(this.#options),
-      errors: { provider: this.provider, credentialHint: credentialHint(hostProvider, apiKey !== undefined && apiKey !== '') },
+      errors: {
+        provider: this.provider,
+        credentialHint: credentialHint(hostProvider, apiKey !== undefined && apiKey !== ''),
+      },
     });
   }
 
@@ -180,13 +184,22 @@ class OpenAICompatibleBackend implements LlmBackend {
 
   /** Learns every rejection a 400 names (response_format, sampling, output-limit field); true when the request should go again. */
   private adapt(request: GenerateRequest, errorBody: string, sent: Record<string, unknown>): boolean {
-    const learned = [this.learnResponseFormat(request, errorBody), this.sampling.learn(errorBody, sent), this.learnOutputLimitField(errorBody, sent)];
+    const learned = [
+      this.learnResponseFormat(request, errorBody),
+      this.sampling.learn(errorBody, sent),
+      this.learnOutputLimitField(errorBody, sent),
+    ];
     return learned.includes(true);
   }
 
   /** Steps response_format down json_schema → json_object → prompt-only when the server rejects it. */
   private learnResponseFormat(request: GenerateRequest, errorBody: string): boolean {
-    if (!request.responseFormat || this.responseFormatLevel === 'prompt' || !/response_format|json_schema|json_object/i.test(errorBody)) return false;
+    if (
+      !request.responseFormat ||
+      this.responseFormatLevel === 'prompt' ||
+      !/response_format|json_schema|json_object/i.test(errorBody)
+    )
+      return false;
     this.responseFormatLevel = this.responseFormatLevel === 'json_schema' ? 'json_object' : 'prompt';
     return true;
   }
@@ -210,29 +223,41 @@ class OpenAICompatibleBackend implements LlmBackend {
       }));
     }
     if (request.toolChoice !== undefined) {
-      body.tool_choice = typeof request.toolChoice === 'string' ? request.toolChoice : { type: 'function', function: { name: request.toolChoice.name } };
+      body.tool_choice =
+        typeof request.toolChoice === 'string'
+          ? request.toolChoice
+          : { type: 'function', function: { name: request.toolChoice.name } };
     }
     Object.assign(body, this.sampling.fields(request));
     if (request.maxOutputTokens !== undefined) body[this.outputLimitField] = request.maxOutputTokens;
     const format = request.responseFormat;
     if (format) {
       if (this.responseFormatLevel === 'json_schema' && format.schema) {
-        body.response_format = { type: 'json_schema', json_schema: { name: format.name ?? 'response', schema: format.schema } };
+        body.response_format = {
+          type: 'json_schema',
+          json_schema: { name: format.name ?? 'response', schema: format.schema },
+        };
       } else if (this.responseFormatLevel !== 'prompt') {
         body.response_format = { type: 'json_object' };
       }
       // json_object mode requires the word "JSON" in the prompt, and prompt-only mode has nothing else to go on.
-      if (this.responseFormatLevel !== 'json_schema' || !format.schema) messages.push({ role: 'system', content: jsonInstruction(format.schema) });
+      if (this.responseFormatLevel !== 'json_schema' || !format.schema)
+        messages.push({ role: 'system', content: jsonInstruction(format.schema) });
     }
     return body;
   }
 
   private parseResponse(json: unknown): GenerateResult {
     const record = json as Record<string, unknown>;
-    if (typeof record !== 'object' || record === null) throw new HarnessError('invalid-response', `${this.provider} sent an empty response.`);
+    if (typeof record !== 'object' || record === null)
+      throw new HarnessError('invalid-response', `${this.provider} sent an empty response.`);
     if (record.error !== undefined && record.error !== null) throw inBodyError(record, this.#http.errors);
     const choice = (record.choices as Array<Record<string, unknown>> | undefined)?.[0];
-    if (!choice) throw new HarnessError('invalid-response', `${this.provider} sent a response without choices: ${JSON.stringify(json).slice(0, 300)}`);
+    if (!choice)
+      throw new HarnessError(
+        'invalid-response',
+        `${this.provider} sent a response without choices: ${JSON.stringify(json).slice(0, 300)}`,
+      );
     const message = (choice.message ?? {}) as Record<string, unknown>;
     const assembler = new StreamAssembler();
     assembler.addText(message.content ?? message.refusal);
@@ -262,9 +287,14 @@ class OpenAICompatibleBackend implements LlmBackend {
       } catch (error) {
         // Some proxies put plain text in an `event: error` frame; it is still the provider's error, not bad data.
         if (frame.event === 'error') throw inBodyError({ error: { message: frame.data } }, this.#http.errors);
-        throw new HarnessError('invalid-response', `${this.provider} sent a stream frame that is not JSON: ${frame.data.slice(0, 200)}`, { cause: error });
+        throw new HarnessError(
+          'invalid-response',
+          `${this.provider} sent a stream frame that is not JSON: ${frame.data.slice(0, 200)}`,
+          { cause: error },
+        );
       }
-      if (frame.event === 'error' || (chunk.error !== undefined && chunk.error !== null)) throw inBodyError(chunk, this.#http.errors);
+      if (frame.event === 'error' || (chunk.error !== undefined && chunk.error !== null))
+        throw inBodyError(chunk, this.#http.errors);
       const usage = mapUsage(chunk.usage);
       if (usage) assembler.usage = usage;
       const choice = (chunk.choices as Array<Record<string, unknown>> | undefined)?.[0];
@@ -282,7 +312,8 @@ class OpenAICompatibleBackend implements LlmBackend {
         // yet opens a new call (servers that send no ids); without id or index it continues the latest call.
         let call: OpenToolCall | undefined;
         if (id !== undefined) call = assembler.findCall(id);
-        else if (piece.index !== undefined) call = byIndex.get(piece.index) ?? (byIndex.size === 0 ? current : undefined);
+        else if (piece.index !== undefined)
+          call = byIndex.get(piece.index) ?? (byIndex.size === 0 ? current : undefined);
         else call = current;
         let announce = false;
         if (call === undefined) {
@@ -301,7 +332,11 @@ class OpenAICompatibleBackend implements LlmBackend {
       if (reason) assembler.finishReason = reason;
     }
     if (!done && assembler.finishReason === undefined) {
-      throw new HarnessError('invalid-response', `${this.provider} closed the stream before the model finished; the answer is incomplete.`, { retryable: true });
+      throw new HarnessError(
+        'invalid-response',
+        `${this.provider} closed the stream before the model finished; the answer is incomplete.`,
+        { retryable: true },
+      );
     }
     yield { type: 'finish', result: assembler.result('other') };
   }
@@ -315,6 +350,8 @@ class OpenAICompatibleBackend implements LlmBackend {
  * const backend = openAICompatible({ baseURL: 'http://localhost:11434/v1', model: 'qwen3:8b', contextWindow: 32_768 });
  * ```
  */
-export function openAICompatible(options: OpenAICompatibleOptions): LlmBackend & { stream(request: GenerateRequest): AsyncIterable<StreamPart> } {
+export function openAICompatible(
+  options: OpenAICompatibleOptions,
+): LlmBackend & { stream(request: GenerateRequest): AsyncIterable<StreamPart> } {
   return new OpenAICompatibleBackend(options);
 }

@@ -12,7 +12,9 @@ function imageUrl(part: Extract<ContentPart, { type: 'image' }>): string {
 function userContent(content: string | ContentPart[]): unknown {
   if (typeof content === 'string') return content;
   return content.map((part) =>
-    part.type === 'text' ? { type: 'text', text: part.text } : { type: 'image_url', image_url: { url: imageUrl(part) } },
+    part.type === 'text'
+      ? { type: 'text', text: part.text }
+      : { type: 'image_url', image_url: { url: imageUrl(part) } },
   );
 }
 
@@ -22,7 +24,13 @@ export function toWireMessages(messages: Message[]): unknown[] {
   let pendingImages: Array<Extract<ContentPart, { type: 'image' }>> = [];
   const flushImages = () => {
     if (pendingImages.length === 0) return;
-    wire.push({ role: 'user', content: [{ type: 'text', text: 'Images returned by the tool calls above:' }, ...pendingImages.map((p) => ({ type: 'image_url', image_url: { url: imageUrl(p) } }))] });
+    wire.push({
+      role: 'user',
+      content: [
+        { type: 'text', text: 'Images returned by the tool calls above:' },
+        ...pendingImages.map((p) => ({ type: 'image_url', image_url: { url: imageUrl(p) } })),
+      ],
+    });
     pendingImages = [];
   };
   for (const message of messages) {
@@ -40,16 +48,29 @@ export function toWireMessages(messages: Message[]): unknown[] {
           role: 'assistant',
           content: message.content === '' && calls.length > 0 ? null : message.content,
           ...(calls.length > 0
-            ? { tool_calls: calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) }
+            ? {
+                tool_calls: calls.map((call) => ({
+                  id: call.id,
+                  type: 'function',
+                  function: { name: call.name, arguments: call.arguments },
+                })),
+              }
             : {}),
         });
         break;
       }
       case 'tool': {
-        const parts = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
+        const parts =
+          typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
         const text = parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n');
-        pendingImages.push(...parts.filter((part): part is Extract<ContentPart, { type: 'image' }> => part.type === 'image'));
-        wire.push({ role: 'tool', tool_call_id: message.toolCallId, content: message.isError ? `Error: ${text}` : text });
+        pendingImages.push(
+          ...parts.filter((part): part is Extract<ContentPart, { type: 'image' }> => part.type === 'image'),
+        );
+        wire.push({
+          role: 'tool',
+          tool_call_id: message.toolCallId,
+          content: message.isError ? `Error: ${text}` : text,
+        });
         break;
       }
     }
@@ -85,7 +106,12 @@ export function mapUsage(usage: unknown): Usage | undefined {
   if (typeof usage !== 'object' || usage === null) return undefined;
   const u = usage as Record<string, unknown>;
   const details = u.prompt_tokens_details as Record<string, unknown> | undefined;
-  const cached = typeof details?.cached_tokens === 'number' ? details.cached_tokens : typeof u.prompt_cache_hit_tokens === 'number' ? u.prompt_cache_hit_tokens : undefined;
+  const cached =
+    typeof details?.cached_tokens === 'number'
+      ? details.cached_tokens
+      : typeof u.prompt_cache_hit_tokens === 'number'
+        ? u.prompt_cache_hit_tokens
+        : undefined;
   const result: Usage = {
     inputTokens: typeof u.prompt_tokens === 'number' ? u.prompt_tokens : 0,
     outputTokens: typeof u.completion_tokens === 'number' ? u.completion_tokens : 0,

@@ -80,10 +80,15 @@ export function parseOptions<S extends z.ZodType>(adapter: string, schema: S, in
   const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
   const problems = describeIssues(parsed.error.issues, { schema });
-  throw new HarnessError('invalid-options', `Invalid ${adapter}() options: ${problems.join('; ')}.`, { cause: parsed.error });
+  throw new HarnessError('invalid-options', `Invalid ${adapter}() options: ${problems.join('; ')}.`, {
+    cause: parsed.error,
+  });
 }
 
 /** The retry settings the HTTP layer reads. @internal */
-export function retrySettings(options: { maxRetries: number; retry: z.output<typeof RetryOptionsSchema> }): RetrySettings {
+export function retrySettings(options: {
+  maxRetries: number;
+  retry: z.output<typeof RetryOptionsSchema>;
+}): RetrySettings {
   return { maxRetries: options.maxRetries, ...options.retry };
 }

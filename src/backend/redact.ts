@@ -25,7 +25,11 @@ const MAX_DEPTH = 8;
  * `Bearer …` / `Basic …`, and a Basic pair decoded), and a password in the base URL.
  * @internal
  */
-export function credentialSecrets(input: { apiKey?: string | undefined; headers: Record<string, string>; url: string }): string[] {
+export function credentialSecrets(input: {
+  apiKey?: string | undefined;
+  headers: Record<string, string>;
+  url: string;
+}): string[] {
   const secrets: string[] = [];
   if (input.apiKey) secrets.push(input.apiKey);
   for (const [name, value] of Object.entries(input.headers)) {
@@ -76,7 +80,8 @@ export class Redactor {
     this.#secrets = [...unique].sort((a, b) => b.length - a.length);
     for (const secret of this.#secrets) {
       if (secret.length < FRAGMENT_LENGTH + 4) continue;
-      for (let start = 0; start + FRAGMENT_LENGTH <= secret.length; start += 1) this.#fragments.add(secret.slice(start, start + FRAGMENT_LENGTH));
+      for (let start = 0; start + FRAGMENT_LENGTH <= secret.length; start += 1)
+        this.#fragments.add(secret.slice(start, start + FRAGMENT_LENGTH));
     }
   }
 
@@ -113,7 +118,8 @@ export class Redactor {
       const record = error as unknown as Record<string, unknown>;
       for (const key of Object.keys(record)) record[key] = this.value(record[key], depth + 1);
       if ('cause' in error) error.cause = this.value(error.cause, depth + 1);
-      if (error instanceof AggregateError) record.errors = error.errors.map((inner: unknown) => this.value(inner, depth + 1));
+      if (error instanceof AggregateError)
+        record.errors = error.errors.map((inner: unknown) => this.value(inner, depth + 1));
       return error;
     } catch {
       // A frozen or exotic error: keep only what can be rewritten.

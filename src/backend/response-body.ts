@@ -54,10 +54,14 @@ export async function readAnswerBody(open: OpenResponse, errors: ErrorContext): 
     try {
       return { kind: 'json', value: JSON.parse(text) as unknown };
     } catch (error) {
-      throw new HarnessError('invalid-response', `${errors.provider} answered ${what} with JSON that does not parse, likely cut off: "${preview(text)}".`, {
-        retryable: true,
-        cause: error,
-      });
+      throw new HarnessError(
+        'invalid-response',
+        `${errors.provider} answered ${what} with JSON that does not parse, likely cut off: "${preview(text)}".`,
+        {
+          retryable: true,
+          cause: error,
+        },
+      );
     }
   }
   throw new HarnessError(

@@ -54,12 +54,22 @@ export function freshRetryState(): RetryState {
  * `maxTimeoutMs`), never shorter than the server's `Retry-After`; and never past `maxTotalDelayMs` of waiting in all.
  * @internal
  */
-export function nextRetryDelay(error: HarnessError, state: RetryState, settings: RetrySettings, random: () => number = Math.random): number | undefined {
+export function nextRetryDelay(
+  error: HarnessError,
+  state: RetryState,
+  settings: RetrySettings,
+  random: () => number = Math.random,
+): number | undefined {
   const kind = failureKind(error);
   if (kind === 'final') return undefined;
   const done = state.retries[kind];
   const total = state.retries.unreachable + state.retries.timeout + state.retries.transient;
-  const kindLimit = kind === 'unreachable' ? settings.connectRetries : kind === 'timeout' ? settings.timeoutRetries : Number.POSITIVE_INFINITY;
+  const kindLimit =
+    kind === 'unreachable'
+      ? settings.connectRetries
+      : kind === 'timeout'
+        ? settings.timeoutRetries
+        : Number.POSITIVE_INFINITY;
   if (total >= settings.maxRetries || done >= kindLimit) return undefined;
   let delay: number;
   if (kind === 'unreachable') {
@@ -108,7 +118,11 @@ export async function withRetry<T>(attempt: () => Promise<T>, settings: RetrySet
       try {
         await sleep(delayMs, signal);
       } catch (abort) {
-        throw hooks.redact(new HarnessError('aborted', 'The request was aborted by the caller while waiting to retry.', { cause: abort }));
+        throw hooks.redact(
+          new HarnessError('aborted', 'The request was aborted by the caller while waiting to retry.', {
+            cause: abort,
+          }),
+        );
       }
     }
   }

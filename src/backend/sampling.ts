@@ -42,7 +42,8 @@ export class SamplingPolicy {
     const fields: Partial<Record<SamplingField, number>> = {};
     if (temperature !== undefined && !this.rejected.has('temperature')) fields.temperature = temperature;
     // Of the two, temperature is kept: it is the one providers tell users to adjust.
-    if (topP !== undefined && !this.rejected.has('top_p') && !(this.notBoth && fields.temperature !== undefined)) fields.top_p = topP;
+    if (topP !== undefined && !this.rejected.has('top_p') && !(this.notBoth && fields.temperature !== undefined))
+      fields.top_p = topP;
     return fields;
   }
 

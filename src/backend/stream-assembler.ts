@@ -85,14 +85,19 @@ export function* partsOf(result: GenerateResult): Generator<StreamPart> {
   const { reasoning, content, toolCalls } = result.message;
   if (reasoning) yield { type: 'reasoning-delta', text: reasoning };
   if (content !== '') yield { type: 'text-delta', text: content };
-  for (const call of toolCalls) yield { type: 'tool-call-delta', id: call.id, name: call.name, argumentsDelta: call.arguments };
+  for (const call of toolCalls)
+    yield { type: 'tool-call-delta', id: call.id, name: call.name, argumentsDelta: call.arguments };
   yield { type: 'finish', result };
 }
 
 /** Reads parts to the end and returns the `finish` part's result. @internal */
-export async function finishOf(parts: AsyncIterable<StreamPart> | Iterable<StreamPart>, provider: string): Promise<GenerateResult> {
+export async function finishOf(
+  parts: AsyncIterable<StreamPart> | Iterable<StreamPart>,
+  provider: string,
+): Promise<GenerateResult> {
   let finish: GenerateResult | undefined;
   for await (const part of parts) if (part.type === 'finish') finish = part.result;
-  if (finish === undefined) throw new HarnessError('invalid-response', `${provider} stream ended without a result.`, { retryable: true });
+  if (finish === undefined)
+    throw new HarnessError('invalid-response', `${provider} stream ended without a result.`, { retryable: true });
   return finish;
 }

@@ -12,9 +12,7 @@ export interface ToolCall {
 }
 
 /** One part of a multimodal message. Images are base64 data or an https URL. */
-export type ContentPart =
-  | { type: 'text'; text: string }
-  | { type: 'image'; data: string; mediaType: string };
+export type ContentPart = { type: 'text'; text: string } | { type: 'image'; data: string; mediaType: string };
 
 /** One message of a dialogue, provider-neutral. */
 export type Message =

@@ -40,12 +40,15 @@ export function chooseBackend(flags: BackendFlags, env: Env): ChosenBackend {
   const read = (name: string): string | undefined => (env[name]?.trim() ? env[name] : undefined);
   const model = flags.model ?? read('HARNESS_MODEL');
   if (flags.apiKeyEnv !== undefined && !read(flags.apiKeyEnv)) {
-    throw usage(`--api-key-env names ${flags.apiKeyEnv}, but that environment variable is empty or unset. Export the key in it.`);
+    throw usage(
+      `--api-key-env names ${flags.apiKeyEnv}, but that environment variable is empty or unset. Export the key in it.`,
+    );
   }
   if (flags.anthropic) {
     const keyName = flags.apiKeyEnv ?? 'ANTHROPIC_API_KEY';
     const apiKey = read(keyName);
-    if (!apiKey) throw usage(`--anthropic needs an API key: set ${keyName} (or name another variable with --api-key-env).`);
+    if (!apiKey)
+      throw usage(`--anthropic needs an API key: set ${keyName} (or name another variable with --api-key-env).`);
     const backend = anthropic({ apiKey, model: model ?? ANTHROPIC_MODEL, stream: flags.stream });
     return { backend, label: `anthropic ${backend.modelId}` };
   }
@@ -54,7 +57,8 @@ export function chooseBackend(flags: BackendFlags, env: Env): ChosenBackend {
     return openAI(flags.baseUrl, read(flags.apiKeyEnv ?? 'OPENAI_API_KEY'), model, flags.stream);
   }
   const openAIKey = read(flags.apiKeyEnv ?? 'OPENAI_API_KEY');
-  if (openAIKey) return openAI(read('OPENAI_BASE_URL') ?? OPENAI_BASE_URL, openAIKey, model ?? OPENAI_MODEL, flags.stream);
+  if (openAIKey)
+    return openAI(read('OPENAI_BASE_URL') ?? OPENAI_BASE_URL, openAIKey, model ?? OPENAI_MODEL, flags.stream);
   const anthropicKey = flags.apiKeyEnv === undefined ? read('ANTHROPIC_API_KEY') : undefined;
   if (anthropicKey) {
     const backend = anthropic({ apiKey: anthropicKey, model: model ?? ANTHROPIC_MODEL, stream: flags.stream });

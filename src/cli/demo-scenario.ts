@@ -14,8 +14,14 @@ export const DEMO_SCENARIO: ReplayScenario = {
   file: 'itinerary.md',
   title: 'Three relaxed days in Lisbon',
   sections: [
-    { heading: 'Day by day', body: '- Day 1: Alfama and the castle; fado in the evening.\n- Day 2: Belém by tram 15.\n- Day 3: Sintra day trip.' },
-    { heading: 'Budget', body: '| Item | EUR |\n|---|---|\n| Hotel, 3 nights | 420 |\n| Food | 240 |\n| Transport | 60 |\n| Total | 720 |' },
+    {
+      heading: 'Day by day',
+      body: '- Day 1: Alfama and the castle; fado in the evening.\n- Day 2: Belém by tram 15.\n- Day 3: Sintra day trip.',
+    },
+    {
+      heading: 'Budget',
+      body: '| Item | EUR |\n|---|---|\n| Hotel, 3 nights | 420 |\n| Food | 240 |\n| Transport | 60 |\n| Total | 720 |',
+    },
     { heading: 'Packing list', body: '- Comfortable shoes (hills!)\n- Light rain jacket\n- Sunscreen' },
   ],
   forgotten: 'Packing list',

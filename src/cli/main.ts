@@ -69,7 +69,11 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .argument('<task>', 'the request, quoted')
     .option('--attach <files...>', 'files copied into the workspace under attachments/ (put the task before them)')
     .option('--model <name>', 'model name (default: HARNESS_MODEL, else the provider default)')
-    .addOption(new Option('--base-url <url>', 'an OpenAI-compatible server, e.g. http://localhost:11434/v1').conflicts('anthropic'))
+    .addOption(
+      new Option('--base-url <url>', 'an OpenAI-compatible server, e.g. http://localhost:11434/v1').conflicts(
+        'anthropic',
+      ),
+    )
     .option('--anthropic', 'use the Anthropic Messages API (key from ANTHROPIC_API_KEY)')
     .option('--api-key-env <name>', 'read the API key from this environment variable')
     .option('--no-decomposition', 'skip the planner: one subtask holds the whole request')
@@ -104,7 +108,15 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
       const backend = { backend: replayBackend(DEMO_SCENARIO), label: 'replay backend (offline, scripted answers)' };
       setExitCode(
         await runCommand(
-          { task: DEMO_TASK, attachments: [], backend, decomposition: true, verification: true, workspace: flags.workspace, json: flags.json === true },
+          {
+            task: DEMO_TASK,
+            attachments: [],
+            backend,
+            decomposition: true,
+            verification: true,
+            workspace: flags.workspace,
+            json: flags.json === true,
+          },
           io,
         ),
       );

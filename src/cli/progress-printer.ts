@@ -50,7 +50,8 @@ export class ProgressPrinter implements RunReporter {
         this.line(`→ ${event.subtask.id}: ${event.subtask.title}`);
         return;
       case 'subtask-attempt':
-        if (event.attempt > 1) this.line(`  ↻ attempt ${event.attempt}${event.previousError ? ` (${event.previousError})` : ''}`);
+        if (event.attempt > 1)
+          this.line(`  ↻ attempt ${event.attempt}${event.previousError ? ` (${event.previousError})` : ''}`);
         return;
       case 'llm-request':
         this.wait(`waiting for ${event.modelId} (${event.purpose})`);
@@ -82,7 +83,9 @@ export class ProgressPrinter implements RunReporter {
       case 'subtask-finish': {
         const { record } = event;
         const done = record.status === 'completed';
-        this.line(`  ${done ? '✓' : '✗'} ${preview(done ? record.answer : (record.error ?? record.status), ANSWER_PREVIEW_CHARS)}`);
+        this.line(
+          `  ${done ? '✓' : '✗'} ${preview(done ? record.answer : (record.error ?? record.status), ANSWER_PREVIEW_CHARS)}`,
+        );
         return;
       }
       case 'synthesis-finish':
@@ -93,7 +96,9 @@ export class ProgressPrinter implements RunReporter {
         for (const defect of event.defects) this.line(`   - ${defect.description}`);
         return;
       case 'repair-start':
-        this.line(`🛠  repair ${event.attempt} (${event.defects.length} defect${event.defects.length === 1 ? '' : 's'})`);
+        this.line(
+          `🛠  repair ${event.attempt} (${event.defects.length} defect${event.defects.length === 1 ? '' : 's'})`,
+        );
         return;
       case 'repair-finish':
         this.line(`   repair ${event.attempt} ${event.status}`);

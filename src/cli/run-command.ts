@@ -32,10 +32,19 @@ export interface RunSpec {
  * it ends and when it is aborted, so the deliverable can be found whatever happened.
  */
 export async function runCommand(spec: RunSpec, io: CliIo): Promise<number> {
-  if (!spec.task.trim()) throw new HarnessError('invalid-input', 'The task is empty: pass the request as the first argument, e.g. horizon-harness run "Write notes.md".');
+  if (!spec.task.trim())
+    throw new HarnessError(
+      'invalid-input',
+      'The task is empty: pass the request as the first argument, e.g. horizon-harness run "Write notes.md".',
+    );
   const attachments = await checkAttachments(spec.attachments);
-  const workspace = spec.workspace === undefined ? await mkdtemp(path.join(tmpdir(), 'horizon-harness-')) : path.resolve(spec.workspace);
-  const reporter: RunReporter = spec.json ? new JsonLinesReporter(io.stdout, io.stderr) : new ProgressPrinter(io.stdout);
+  const workspace =
+    spec.workspace === undefined
+      ? await mkdtemp(path.join(tmpdir(), 'horizon-harness-'))
+      : path.resolve(spec.workspace);
+  const reporter: RunReporter = spec.json
+    ? new JsonLinesReporter(io.stdout, io.stderr)
+    : new ProgressPrinter(io.stdout);
   try {
     reporter.start({ label: spec.backend.label, workspace });
     const harness = createHarness({
@@ -76,7 +85,11 @@ async function checkAttachments(files: readonly string[]): Promise<string[]> {
   for (const file of files) {
     const absolute = path.resolve(file);
     const info = await stat(absolute).catch(() => undefined);
-    if (!info?.isFile()) throw new HarnessError('invalid-input', `Attachment not found or not a file: ${file}. --attach takes paths of existing files.`);
+    if (!info?.isFile())
+      throw new HarnessError(
+        'invalid-input',
+        `Attachment not found or not a file: ${file}. --attach takes paths of existing files.`,
+      );
     checked.push(absolute);
   }
   return checked;

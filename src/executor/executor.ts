@@ -132,7 +132,10 @@ export class Executor {
       );
     }
     if (typeof input.workspace?.root !== 'string') {
-      throw new HarnessError('invalid-input', 'Invalid executor input "workspace": pass a Workspace (e.g. LocalWorkspace).');
+      throw new HarnessError(
+        'invalid-input',
+        'Invalid executor input "workspace": pass a Workspace (e.g. LocalWorkspace).',
+      );
     }
     return new Loop(this.settings, input).run();
   }

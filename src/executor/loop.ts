@@ -122,7 +122,11 @@ export class Loop {
       { role: 'system', content: this.mark.withRule(this.settings.systemPrompt) },
       {
         role: 'user',
-        content: renderExecutorTask({ request: input.request, objective: input.objective, priorState: input.priorState }),
+        content: renderExecutorTask({
+          request: input.request,
+          objective: input.objective,
+          priorState: input.priorState,
+        }),
       },
     ];
   }
@@ -131,11 +135,20 @@ export class Loop {
     const { signal } = this.input;
     const timeoutMs = Math.min(this.input.timeoutMs ?? this.settings.limits.timeoutMs, MAX_TIMER_MS);
     const onAbort = () =>
-      this.halt('aborted', new HarnessError('aborted', `The ${this.input.scope} loop was aborted by the caller.`, { cause: signal?.reason }));
+      this.halt(
+        'aborted',
+        new HarnessError('aborted', `The ${this.input.scope} loop was aborted by the caller.`, {
+          cause: signal?.reason,
+        }),
+      );
     if (signal?.aborted) onAbort();
     else signal?.addEventListener('abort', onAbort, { once: true });
     const timer = setTimeout(
-      () => this.halt('timeout', new HarnessError('timeout', `The ${this.input.scope} loop ran out of time after ${timeoutMs} ms.`)),
+      () =>
+        this.halt(
+          'timeout',
+          new HarnessError('timeout', `The ${this.input.scope} loop ran out of time after ${timeoutMs} ms.`),
+        ),
       timeoutMs,
     );
     try {
@@ -173,7 +186,9 @@ export class Loop {
       const result = await this.callModel();
       const { content, toolCalls } = result.message;
       this.dialogue.push(
-        toolCalls.length > 0 ? { role: 'assistant', content, toolCalls: [...toolCalls] } : { role: 'assistant', content },
+        toolCalls.length > 0
+          ? { role: 'assistant', content, toolCalls: [...toolCalls] }
+          : { role: 'assistant', content },
       );
       if (content.trim() !== '') this.lastText = cutOff + content;
 
@@ -312,7 +327,15 @@ export class Loop {
   }> {
     const { runId, purpose, scope, workspace } = this.input;
     for (const call of calls) {
-      this.emit({ type: 'tool-call', runId, purpose, scope, callId: call.id, toolName: call.name, arguments: call.arguments });
+      this.emit({
+        type: 'tool-call',
+        runId,
+        purpose,
+        scope,
+        callId: call.id,
+        toolName: call.name,
+        arguments: call.arguments,
+      });
     }
     const invokeOptions = {
       alsoAvailable: [SUBMIT_ANSWER_TOOL],
@@ -322,7 +345,9 @@ export class Loop {
     const others = await this.untilStopped(
       Promise.all(
         calls.map((call) =>
-          call.name === SUBMIT_ANSWER_TOOL ? undefined : this.settings.tools.invoke(call, this.toolContext, invokeOptions),
+          call.name === SUBMIT_ANSWER_TOOL
+            ? undefined
+            : this.settings.tools.invoke(call, this.toolContext, invokeOptions),
         ),
       ),
     );
@@ -331,7 +356,8 @@ export class Loop {
       const done = others[index];
       if (done) return done;
       const base = { callId: call.id, toolName: call.name, images: [], observation: 'text' as const, durationMs: 0 };
-      if (submitted) return { ...base, text: 'Ignored: an answer was already submitted in this reply.', files: [], isError: false };
+      if (submitted)
+        return { ...base, text: 'Ignored: an answer was already submitted in this reply.', files: [], isError: false };
       const submission = parseSubmission(call.arguments, workspace.root);
       if (!submission.ok) return { ...base, text: submission.error, files: [], isError: true };
       submitted = submission.value;
@@ -339,7 +365,8 @@ export class Loop {
     });
 
     for (const result of results) {
-      if (!result.isError) for (const file of result.files) if (!this.toolFiles.includes(file)) this.toolFiles.push(file);
+      if (!result.isError)
+        for (const file of result.files) if (!this.toolFiles.includes(file)) this.toolFiles.push(file);
       this.emit({
         type: 'tool-result',
         runId,

@@ -9,10 +9,7 @@ import { toWorkspaceRelative } from '../tools/registry.js';
 
 const SubmitSchema = z.object({
   answer: z.string().describe('The complete answer to the objective.'),
-  files: z
-    .array(z.string())
-    .default([])
-    .describe('Workspace-relative paths of the files that are part of the answer.'),
+  files: z.array(z.string()).default([]).describe('Workspace-relative paths of the files that are part of the answer.'),
 });
 
 /** The spec offered to the model beside the registry's tools. */
@@ -42,7 +39,9 @@ export function parseSubmission(raw: string, root: string): Submission {
   }
   const parsed = SubmitSchema.safeParse(value);
   if (!parsed.success) {
-    const fields = parsed.error.issues.map((issue) => `- ${issue.path.join('.') || '(the whole input)'}: ${issue.message}`);
+    const fields = parsed.error.issues.map(
+      (issue) => `- ${issue.path.join('.') || '(the whole input)'}: ${issue.message}`,
+    );
     return {
       ok: false,
       error: `Invalid arguments for tool "${SUBMIT_ANSWER_TOOL}":\n${fields.join('\n')}\nSend { "answer": string, "files": string[] }.`,

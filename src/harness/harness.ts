@@ -33,13 +33,17 @@ export class Harness {
 
   constructor(options: HarnessOptions) {
     this.options = parseHarnessOptions(options);
-    this.events = new HarnessEvents(this.options.onListenerError ? { onListenerError: this.options.onListenerError } : {});
+    this.events = new HarnessEvents(
+      this.options.onListenerError ? { onListenerError: this.options.onListenerError } : {},
+    );
     this.workspaces = new RunWorkspaces(this.options.workspace);
     // Each run builds its own MemoryManager from these; checking them here makes a bad value fail at createHarness, not at run().
     if (this.options.memory !== undefined) parseMemoryOptions(this.options.memory);
     const tools = this.options.tools;
     this.registry =
-      tools instanceof ToolRegistry ? tools : new ToolRegistry(tools, { toolTimeoutMs: this.options.limits.toolTimeoutMs });
+      tools instanceof ToolRegistry
+        ? tools
+        : new ToolRegistry(tools, { toolTimeoutMs: this.options.limits.toolTimeoutMs });
     this.now = this.options.now ?? Date.now;
     this.generateId = this.options.generateId ?? (() => `run-${randomUUID()}`);
   }
@@ -60,7 +64,11 @@ export class Harness {
    * Leaving the loop early aborts the run. See docs/events.md.
    */
   stream(input: RunInput): RunStream {
-    return startRunStream(input, { events: this.events, run: (runInput) => this.run(runInput), generateId: this.generateId });
+    return startRunStream(input, {
+      events: this.events,
+      run: (runInput) => this.run(runInput),
+      generateId: this.generateId,
+    });
   }
 
   /**

@@ -27,11 +27,17 @@ export interface NormalizedInput {
 export function normalizeInput(input: RunInput): NormalizedInput {
   const object = typeof input === 'string' ? { task: input } : input;
   if (typeof object !== 'object' || object === null || typeof object.task !== 'string' || !object.task.trim()) {
-    throw new HarnessError('invalid-input', 'harness.run() needs a non-empty task: a string or { task, attachments?, signal?, runId? }.');
+    throw new HarnessError(
+      'invalid-input',
+      'harness.run() needs a non-empty task: a string or { task, attachments?, signal?, runId? }.',
+    );
   }
   const given: unknown = 'attachments' in object ? object.attachments : undefined;
   if (given !== undefined && (!Array.isArray(given) || given.some((a) => typeof a !== 'string' || !a))) {
-    throw new HarnessError('invalid-input', 'attachments must be an array of non-empty file paths, e.g. ["./brief.pdf"].');
+    throw new HarnessError(
+      'invalid-input',
+      'attachments must be an array of non-empty file paths, e.g. ["./brief.pdf"].',
+    );
   }
   const attachments = given === undefined ? [] : [...(given as string[])];
   const signal: unknown = 'signal' in object ? object.signal : undefined;
@@ -48,6 +54,11 @@ export function normalizeInput(input: RunInput): NormalizedInput {
 /** Duck-typed, so signals of another realm (a test DOM, a polyfill) are accepted too. */
 function isAbortSignal(value: unknown): value is AbortSignal {
   const candidate = value as Partial<AbortSignal> | null;
-  return typeof candidate === 'object' && candidate !== null && typeof candidate.aborted === 'boolean' &&
-    typeof candidate.addEventListener === 'function' && typeof candidate.removeEventListener === 'function';
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    typeof candidate.aborted === 'boolean' &&
+    typeof candidate.addEventListener === 'function' &&
+    typeof candidate.removeEventListener === 'function'
+  );
 }

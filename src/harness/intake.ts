@@ -28,7 +28,10 @@ export async function copyAttachments(workspace: Workspace, sources: readonly st
     } catch (error) {
       throw new StopRun(
         'error',
-        { code: 'invalid-input', message: `Attachment "${source}" could not be copied into the workspace: ${toHarnessError(error).message}` },
+        {
+          code: 'invalid-input',
+          message: `Attachment "${source}" could not be copied into the workspace: ${toHarnessError(error).message}`,
+        },
         'intake',
       );
     }

@@ -76,7 +76,11 @@ export async function runManagedMode(init: PipelineRunInit): Promise<RunResult> 
     maxOutputTokens: o.limits.maxOutputTokens,
     memory,
     registry: init.registry,
-    limits: { maxIterations: o.limits.maxIterations, timeoutMs: o.limits.timeoutMs, toolTimeoutMs: o.limits.toolTimeoutMs },
+    limits: {
+      maxIterations: o.limits.maxIterations,
+      timeoutMs: o.limits.timeoutMs,
+      toolTimeoutMs: o.limits.toolTimeoutMs,
+    },
     options: o.managed,
     control,
     baseReport: (events, wallTimeMs) => buildReport(events, { wallTimeMs, subtasks: [], verdicts: [] }),

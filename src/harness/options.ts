@@ -36,7 +36,8 @@ const workspace = z
     error: 'must be a directory path, a Workspace, or { dir?: string, keep?: boolean }',
   })
   .refine((v) => !(typeof v === 'object' && 'dir' in v && v.dir !== undefined && 'keep' in v && v.keep === false), {
-    error: 'keep: false removes temporary workspaces only; a directory you name (dir) is never removed. Drop one of them',
+    error:
+      'keep: false removes temporary workspaces only; a directory you name (dir) is never removed. Drop one of them',
   });
 const count = (fallback: number, min = 1) => z.number().int().min(min).default(fallback);
 
@@ -76,7 +77,17 @@ export interface SamplingOption {
   topP?: number | null | undefined;
 }
 
-const roleNames = ['plan', 'execute', 'synthesize', 'verify', 'repair', 'summarize', 'vision', 'manage', 'audit'] as const satisfies readonly RoleName[];
+const roleNames = [
+  'plan',
+  'execute',
+  'synthesize',
+  'verify',
+  'repair',
+  'summarize',
+  'vision',
+  'manage',
+  'audit',
+] as const satisfies readonly RoleName[];
 
 /** The option schema of `createHarness`. */
 export const HarnessOptionsSchema = z.strictObject({
@@ -146,7 +157,16 @@ export type HarnessOptions = z.input<typeof HarnessOptionsSchema>;
 /** The options after defaults. @internal */
 export type ResolvedHarnessOptions = z.output<typeof HarnessOptionsSchema>;
 /** A role that can have its own backend through `roles`. */
-export type RoleName = 'plan' | 'execute' | 'synthesize' | 'verify' | 'repair' | 'summarize' | 'vision' | 'manage' | 'audit';
+export type RoleName =
+  | 'plan'
+  | 'execute'
+  | 'synthesize'
+  | 'verify'
+  | 'repair'
+  | 'summarize'
+  | 'vision'
+  | 'manage'
+  | 'audit';
 
 /** Validates `createHarness` options; a bad one throws `invalid-options` naming it and what is allowed. @internal */
 export function parseHarnessOptions(options: HarnessOptions): ResolvedHarnessOptions {
@@ -154,9 +174,13 @@ export function parseHarnessOptions(options: HarnessOptions): ResolvedHarnessOpt
   if (parsed.success) return parsed.data;
   const problems = describeIssues(parsed.error.issues, { schema: HarnessOptionsSchema });
   // The range hint helps only with a bad limit; a misspelt key carries its own suggestion.
-  const limitsHint = parsed.error.issues.some((issue) => issue.path[0] === 'limits' && issue.code !== 'unrecognized_keys')
+  const limitsHint = parsed.error.issues.some(
+    (issue) => issue.path[0] === 'limits' && issue.code !== 'unrecognized_keys',
+  )
     ? ' Limits are integers ≥ 1 (repairAttempts ≥ 0).'
     : '';
-  throw new HarnessError('invalid-options', `Invalid createHarness options: ${problems.join('; ')}.${limitsHint} See docs/pipeline.md.`);
+  throw new HarnessError(
+    'invalid-options',
+    `Invalid createHarness options: ${problems.join('; ')}.${limitsHint} See docs/pipeline.md.`,
+  );
 }
-

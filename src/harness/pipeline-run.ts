@@ -160,7 +160,11 @@ export class PipelineRun {
     subtask: PlannedSubtask,
     index: number,
   ): Promise<{ record: SubtaskRecord; lastError: ExecutorResult['error'] }> {
-    const priorState = renderCheckpoints(this.records.map((r) => toCheckpoint(r)), this.mark, errorsOf(this.records));
+    const priorState = renderCheckpoints(
+      this.records.map((r) => toCheckpoint(r)),
+      this.mark,
+      errorsOf(this.records),
+    );
     let attempts = 0;
     let result: ExecutorResult | undefined;
     let previousError: string | undefined;
@@ -169,7 +173,8 @@ export class PipelineRun {
     while (attempts < this.o.limits.subtaskAttempts && !this.control.stopped) {
       const iterations = this.budget.forSubtask(index);
       if (iterations < 1) {
-        previousError ??= 'No iterations were left for this subtask: the rest of limits.maxIterations is reserved for later stages.';
+        previousError ??=
+          'No iterations were left for this subtask: the rest of limits.maxIterations is reserved for later stages.';
         break;
       }
       attempts += 1;
@@ -226,7 +231,12 @@ export class PipelineRun {
     if (this.records.length === 1 && only?.status === 'completed') {
       // One completed subtask already is the deliverable; a synthesis loop would only copy it.
       this.deliverable = { answer: only.answer, files: [...only.files] };
-      this.emit({ type: 'synthesis-finish', runId: this.init.runId, deliverable: this.deliverable, status: 'completed' });
+      this.emit({
+        type: 'synthesis-finish',
+        runId: this.init.runId,
+        deliverable: this.deliverable,
+        status: 'completed',
+      });
       return;
     }
     // The candidate until synthesis delivers: every completed answer and every file a subtask wrote.
@@ -261,7 +271,11 @@ export class PipelineRun {
     });
     this.control.check('synthesize');
     if (!completed && !this.o.verification) {
-      throw new StopRun('error', outcome.executor.error ?? { code: 'internal', message: 'Synthesis failed.' }, 'synthesize');
+      throw new StopRun(
+        'error',
+        outcome.executor.error ?? { code: 'internal', message: 'Synthesis failed.' },
+        'synthesize',
+      );
     }
   }
 
@@ -291,7 +305,13 @@ export class PipelineRun {
       this.settle(outcome.executor, 'repair');
       // A failed repair leaves the deliverable as it was; its defects stay open for the next verification.
       if (outcome.status === 'completed') this.deliverable = outcome.deliverable;
-      this.emit({ type: 'repair-finish', runId: this.init.runId, attempt, status: outcome.status, deliverable: this.deliverable });
+      this.emit({
+        type: 'repair-finish',
+        runId: this.init.runId,
+        attempt,
+        status: outcome.status,
+        deliverable: this.deliverable,
+      });
       this.control.check('repair');
       verdict = await this.verifyOnce(verifier, attempt + 1);
     }

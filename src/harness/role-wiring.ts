@@ -69,12 +69,16 @@ export class RoleWiring {
   }
 
   planner(): PlannerLike {
-    return this.o.components.planner ?? new Planner({ ...this.singleShot('plan'), ...optional('prompt', this.o.prompts.plan) });
+    return (
+      this.o.components.planner ??
+      new Planner({ ...this.singleShot('plan'), ...optional('prompt', this.o.prompts.plan) })
+    );
   }
 
   verifier(): VerifierLike {
     return (
-      this.o.components.verifier ?? new Verifier({ ...this.singleShot('verify'), ...optional('prompt', this.o.prompts.verify) })
+      this.o.components.verifier ??
+      new Verifier({ ...this.singleShot('verify'), ...optional('prompt', this.o.prompts.verify) })
     );
   }
 
@@ -82,7 +86,11 @@ export class RoleWiring {
   private singleShot(role: 'plan' | 'verify'): SingleShotHooks {
     return singleShotHooks(
       { ...this.run, summarizer: this.backendFor('summarize'), summarizerSampling: this.samplingFor('summarize') },
-      { backend: this.backendFor(role), sampling: this.samplingFor(role), maxOutputTokens: this.o.limits.maxOutputTokens },
+      {
+        backend: this.backendFor(role),
+        sampling: this.samplingFor(role),
+        maxOutputTokens: this.o.limits.maxOutputTokens,
+      },
     );
   }
 

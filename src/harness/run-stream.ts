@@ -55,7 +55,12 @@ export function startRunStream(input: RunInput, host: RunStreamHost): RunStream 
   });
   const result = (async () => {
     try {
-      return await host.run({ task: normalized.task, attachments: normalized.attachments, runId, signal: controller.signal });
+      return await host.run({
+        task: normalized.task,
+        attachments: normalized.attachments,
+        runId,
+        signal: controller.signal,
+      });
     } finally {
       // No event of this run comes after it settles; events already buffered stay readable.
       unsubscribe();

@@ -92,7 +92,14 @@ export class RunWorkspaces {
     for (const { workspace, succeeded } of this.#temporary.splice(0)) {
       const remove = keep === false || (keep === undefined && succeeded);
       // A directory that cannot be deleted (permissions changed by the agent's code) is reported as kept.
-      if (remove && (await workspace.dispose().then(() => true, () => false))) removed.push(workspace.root);
+      if (
+        remove &&
+        (await workspace.dispose().then(
+          () => true,
+          () => false,
+        ))
+      )
+        removed.push(workspace.root);
       else kept.push(workspace.root);
     }
     kept.push(...this.#others);

@@ -71,7 +71,7 @@ export function harnessAgent(): HarnessAgent {
         new HarnessError(
           'invalid-input',
           'harnessAgent() is the built-in ReAct loop: only a managed run or an Auditor can start it, because it needs ' +
-            "their backend, tools and memory. Pass it as managed.agents.executor/auditor, or use commandAgent() or functionAgent() to run an episode yourself.",
+            'their backend, tools and memory. Pass it as managed.agents.executor/auditor, or use commandAgent() or functionAgent() to run an episode yourself.',
         ),
       );
     },
@@ -102,7 +102,10 @@ export function functionAgent(
   options: { name?: string } = {},
 ): AgentAdapter {
   if (typeof fn !== 'function') {
-    throw new HarnessError('invalid-options', 'functionAgent needs a function (input) => { status, output, exitCode? }.');
+    throw new HarnessError(
+      'invalid-options',
+      'functionAgent needs a function (input) => { status, output, exitCode? }.',
+    );
   }
   const name = options.name ?? (fn.name || 'function');
   return Object.freeze({
@@ -122,7 +125,12 @@ export function functionAgent(
 
 function checkedResult(value: unknown, name: string): EpisodeResult {
   const result = value as Partial<EpisodeResult> | null | undefined;
-  if (!result || typeof result.status !== 'string' || !STATUSES.has(result.status) || typeof result.output !== 'string') {
+  if (
+    !result ||
+    typeof result.status !== 'string' ||
+    !STATUSES.has(result.status) ||
+    typeof result.output !== 'string'
+  ) {
     return {
       status: 'error',
       output: `The agent "${name}" returned ${JSON.stringify(value)?.slice(0, 200) ?? String(value)}, not { status: 'done' | 'timeout' | 'error' | 'cancelled', output: string }.`,

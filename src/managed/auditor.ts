@@ -241,7 +241,11 @@ function outcome(verdict: z.output<typeof VerdictSchema>, iterations: number, er
     observed: f.observed,
     verdict: f.verdict,
   }));
-  return { verdict: { status: verdict.status, integrity: verdict.integrity, findings }, iterations, ...(error ? { error } : {}) };
+  return {
+    verdict: { status: verdict.status, integrity: verdict.integrity, findings },
+    iterations,
+    ...(error ? { error } : {}),
+  };
 }
 
 /** The built-in auditor's tools: the given read-only ones, plus `read_file` and `list_files` when missing. */

@@ -132,12 +132,19 @@ async function runCommand(o: Resolved, input: EpisodeInput): Promise<EpisodeResu
     const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
     const timeoutMs = Math.max(1, Math.min(o.timeoutMs ?? MAX_TIMER_MS, input.timeoutMs, MAX_TIMER_MS));
     const outcome = await Promise.race([waitForProcess(child, timeoutMs, input.signal), spawnError]);
-    if (outcome instanceof Error) return { status: 'error', output: `Could not start "${program}": ${outcome.message}` };
+    if (outcome instanceof Error)
+      return { status: 'error', output: `Could not start "${program}": ${outcome.message}` };
     if (child.pid !== undefined) await groupGone(child.pid);
     const err = stderr.toString();
     const output = err ? `${stdout.toString()}\n--- stderr ---\n${err}` : stdout.toString();
     const exitCode = outcome.exitCode ?? undefined;
-    const status = outcome.timedOut ? 'timeout' : outcome.aborted ? 'cancelled' : outcome.exitCode === 0 ? 'done' : 'error';
+    const status = outcome.timedOut
+      ? 'timeout'
+      : outcome.aborted
+        ? 'cancelled'
+        : outcome.exitCode === 0
+          ? 'done'
+          : 'error';
     return { status, output, ...(exitCode === undefined ? {} : { exitCode }) };
   } finally {
     if (promptDir) await rm(promptDir, { recursive: true, force: true }).catch(() => undefined);

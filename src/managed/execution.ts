@@ -127,7 +127,13 @@ export async function executeContract(deps: ExecutionDeps, input: ExecutionInput
 }
 
 /** The claim as prompts carry it: the memory layer keeps head and tail and saves the whole under `.harness/outputs/`. */
-function bound(deps: ExecutionDeps, input: ExecutionInput, agent: string, text: string, status: EpisodeStatus): Promise<string> {
+function bound(
+  deps: ExecutionDeps,
+  input: ExecutionInput,
+  agent: string,
+  text: string,
+  status: EpisodeStatus,
+): Promise<string> {
   return deps.memory.boundObservation(
     {
       callId: `claim-${input.round}`,

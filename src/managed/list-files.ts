@@ -36,7 +36,8 @@ export function listFilesTool(): Tool<z.output<typeof ListFilesInput>> {
         total += 1;
         if (lines.length >= MAX_ENTRIES) continue;
         if (entry.kind === 'directory') lines.push(`${entry.path}/`);
-        else if (entry.kind === 'file') lines.push(`${entry.path}  (${(await lstat(entry.absolute).catch(() => undefined))?.size ?? '?'} bytes)`);
+        else if (entry.kind === 'file')
+          lines.push(`${entry.path}  (${(await lstat(entry.absolute).catch(() => undefined))?.size ?? '?'} bytes)`);
         else lines.push(`${entry.path}  (${entry.kind === 'symlink' ? 'symbolic link' : 'not a regular file'})`);
       }
       if (total === 0) return `${path}: no files.`;

@@ -102,7 +102,9 @@ export function runManaged(init: ManagedRunInit): Promise<ManagedRunResult> {
 }
 
 /** How the loop ended when it was not stopped. */
-type Ending = { status: 'succeeded' } | { status: 'blocked'; message: string; blocked: NonNullable<ManagedReport['blocked']> };
+type Ending =
+  | { status: 'succeeded' }
+  | { status: 'blocked'; message: string; blocked: NonNullable<ManagedReport['blocked']> };
 
 class ManagedRun {
   private readonly o: ResolvedManagedOptions;
@@ -229,7 +231,9 @@ class ManagedRun {
       open.length
         ? `You answered "done", but these records are not completed by a clean audit: ${open
             .map((r) => `${r.id} (${r.status}${r.reason ? `: ${headTail(r.reason, 300)}` : ''})`)
-            .join('; ')}. Only audits complete records: give an execute contract for them, or "blocked" if they cannot be done.`
+            .join(
+              '; ',
+            )}. Only audits complete records: give an execute contract for them, or "blocked" if they cannot be done.`
         : 'You answered "done", but the task state has no records. Describe the work as records and execute it: nothing is done until an audit shows it.',
     );
   }
@@ -340,7 +344,11 @@ class ManagedRun {
       if (thrown !== undefined) throw this.control.asStop(thrown, 'audit');
       this.control.check('audit');
     }
-    const reported = outcome?.verdict ?? { status: 'incomplete' as const, integrity: 'violation' as const, findings: [] };
+    const reported = outcome?.verdict ?? {
+      status: 'incomplete' as const,
+      integrity: 'violation' as const,
+      findings: [],
+    };
     const verdict = changedPaths.length ? { ...reported, integrity: 'violation' as const } : reported;
     this.state = applyAudit(this.state, {
       round,
@@ -352,7 +360,13 @@ class ManagedRun {
     });
     await this.control.guard('audit', () => this.save(`audit-${round}`));
     if (changedPaths.length) {
-      this.init.emit({ type: 'integrity-violation', runId: this.init.runId, round, changedPaths, records: [...contract.recordIds] });
+      this.init.emit({
+        type: 'integrity-violation',
+        runId: this.init.runId,
+        round,
+        changedPaths,
+        records: [...contract.recordIds],
+      });
     }
     const fallback = outcome?.fallback ? { fallback: outcome.fallback } : {};
     const reason = outcome?.reason ?? (thrown === undefined ? undefined : `The audit failed: ${String(thrown)}`);
@@ -370,7 +384,11 @@ class ManagedRun {
       ...verdict,
       round,
       contract,
-      execution: { agent: claim.agent, status: claim.status, ...(claim.exitCode === undefined ? {} : { exitCode: claim.exitCode }) },
+      execution: {
+        agent: claim.agent,
+        status: claim.status,
+        ...(claim.exitCode === undefined ? {} : { exitCode: claim.exitCode }),
+      },
       changedPaths,
       ...fallback,
       ...(reason ? { reason } : {}),

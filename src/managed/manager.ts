@@ -198,7 +198,12 @@ function resolve(reply: Reply, state: TaskState, round: number): ManagerDecision
   const decision: ManagerDecision = { records: reply.records, next: reply.next };
   if (reply.next === 'execute' && reply.contract) {
     const { task, acceptanceCriteria, boundaries } = reply.contract;
-    decision.contract = { task, acceptanceCriteria, boundaries, recordIds: recordIdsOf(reply.contract.recordIds, applyDrafts(state, reply.records, round)) };
+    decision.contract = {
+      task,
+      acceptanceCriteria,
+      boundaries,
+      recordIds: recordIdsOf(reply.contract.recordIds, applyDrafts(state, reply.records, round)),
+    };
   }
   if (reply.question) decision.question = reply.question;
   if (reply.reason) decision.reason = reply.reason;

@@ -92,7 +92,9 @@ function renderRecord(record: TaskRecord, evidenceShown: number): string {
   const hidden = record.evidence.length - shown.length;
   if (hidden > 0) lines.push(`  (${hidden} older evidence item(s) not shown)`);
   for (const e of shown) {
-    lines.push(`  evidence (round ${e.round}, ${e.audit}) ${e.verdict.toUpperCase()}: ${clip(e.check)} — observed: ${clip(e.observed)}`);
+    lines.push(
+      `  evidence (round ${e.round}, ${e.audit}) ${e.verdict.toUpperCase()}: ${clip(e.check)} — observed: ${clip(e.observed)}`,
+    );
   }
   return lines.join('\n');
 }
@@ -108,7 +110,9 @@ export function renderContract(contract: Contract, state: TaskState): string {
     'Acceptance criteria:',
     ...contract.acceptanceCriteria.map((criterion, i) => `${i + 1}. ${criterion}`),
     'Boundaries:',
-    ...(contract.boundaries.length ? contract.boundaries.map((b) => `- ${b}`) : ['- (none besides the original request)']),
+    ...(contract.boundaries.length
+      ? contract.boundaries.map((b) => `- ${b}`)
+      : ['- (none besides the original request)']),
     'Records this round works on:',
     ...records,
   ].join('\n');
@@ -129,9 +133,12 @@ export function renderManagerRequest(parts: {
   const { mark } = parts;
   const sections = [`## Original request (verbatim from the user)\n${parts.request}`];
   if (parts.attachments.length) sections.push(`Attached files, in the workspace: ${mark.names(parts.attachments)}`);
-  sections.push(`## Task state after round ${parts.state.round}\n${mark.block(renderState(parts.state, parts.evidenceShown))}`);
+  sections.push(
+    `## Task state after round ${parts.state.round}\n${mark.block(renderState(parts.state, parts.evidenceShown))}`,
+  );
   sections.push(`## Audit reports so far\n${mark.block(renderAudits(parts.audits, parts.reportsShown))}`);
-  if (parts.feedback.length) sections.push(`## The harness on your last decision\n${parts.feedback.map((f) => `- ${f}`).join('\n')}`);
+  if (parts.feedback.length)
+    sections.push(`## The harness on your last decision\n${parts.feedback.map((f) => `- ${f}`).join('\n')}`);
   sections.push(`Decide round ${parts.round}. Reply with the JSON object only.`);
   return sections.join('\n\n');
 }
@@ -154,12 +161,15 @@ function renderAudit(a: AuditReport): string {
     `Contract: ${a.contract.task} (records: ${a.contract.recordIds.join(', ') || 'none'})`,
     `Execution: ${a.execution.agent} ended "${a.execution.status}"${exit}`,
     ...a.findings.map(
-      (f) => `- ${f.verdict.toUpperCase()}${f.recordId ? ` [${f.recordId}]` : ''} ${clip(f.check)} — observed: ${clip(f.observed)}`,
+      (f) =>
+        `- ${f.verdict.toUpperCase()}${f.recordId ? ` [${f.recordId}]` : ''} ${clip(f.check)} — observed: ${clip(f.observed)}`,
     ),
   ];
   if (a.findings.length === 0) lines.push('- (no findings)');
-  if (a.changedPaths.length) lines.push(`Integrity violation: the workspace changed during the audit: ${a.changedPaths.join(', ')}`);
-  if (a.fallback) lines.push(`The audit reply was unusable (${a.reason ?? a.fallback}); it counts as incomplete and suspect.`);
+  if (a.changedPaths.length)
+    lines.push(`Integrity violation: the workspace changed during the audit: ${a.changedPaths.join(', ')}`);
+  if (a.fallback)
+    lines.push(`The audit reply was unusable (${a.reason ?? a.fallback}); it counts as incomplete and suspect.`);
   return lines.join('\n');
 }
 
@@ -191,7 +201,7 @@ export function renderExternalExecutorPrompt(parts: {
 }): string {
   const { mark } = parts;
   return [
-    'You are the executor of one round of a managed task. Your working directory is the task\'s workspace.',
+    "You are the executor of one round of a managed task. Your working directory is the task's workspace.",
     mark.rule,
     `## Original request (verbatim from the user)\n${parts.request}`,
     ...(parts.attachments.length ? [`Attached files, in the workspace: ${mark.names(parts.attachments)}`] : []),

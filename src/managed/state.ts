@@ -69,7 +69,13 @@ export function applyAudit(state: TaskState, update: AuditUpdate): TaskState {
   for (const record of next.records) {
     if (!update.recordIds.includes(record.id)) continue;
     const own = verdict.findings.filter((f) => f.recordId === undefined || f.recordId === record.id);
-    const evidence: Evidence[] = own.map((f) => ({ round, audit, check: clip(f.check), observed: clip(f.observed), verdict: f.verdict }));
+    const evidence: Evidence[] = own.map((f) => ({
+      round,
+      audit,
+      check: clip(f.check),
+      observed: clip(f.observed),
+      verdict: f.verdict,
+    }));
     if (violation) {
       evidence.push({
         round,

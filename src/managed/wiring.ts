@@ -67,7 +67,11 @@ export function wireRoles(o: ResolvedManagedOptions, run: WiringContext): Manage
         maxOutputTokens: run.maxOutputTokens,
         now: run.now,
         ...(o.prompts.audit ? { prompt: o.prompts.audit } : {}),
-        limits: { maxIterations: o.auditorIterations, timeoutMs: run.limits.timeoutMs, toolTimeoutMs: run.limits.toolTimeoutMs },
+        limits: {
+          maxIterations: o.auditorIterations,
+          timeoutMs: run.limits.timeoutMs,
+          toolTimeoutMs: run.limits.toolTimeoutMs,
+        },
       }),
     execution: {
       agent: builtinExecutor ? undefined : o.agents.executor,

@@ -33,7 +33,13 @@ export async function* walkWorkspace(root: string, dir: string = root): AsyncGen
     const absolute = path.join(dir, entry.name);
     const relative = path.relative(root, absolute).split(path.sep).join('/');
     if (relative === HARNESS_DIR) continue;
-    const kind = entry.isSymbolicLink() ? 'symlink' : entry.isDirectory() ? 'directory' : entry.isFile() ? 'file' : 'other';
+    const kind = entry.isSymbolicLink()
+      ? 'symlink'
+      : entry.isDirectory()
+        ? 'directory'
+        : entry.isFile()
+          ? 'file'
+          : 'other';
     yield { path: relative, absolute, kind };
     if (kind === 'directory') yield* walkWorkspace(root, absolute);
   }

@@ -53,7 +53,10 @@ export function prunedToolMessage(message: Extract<Message, { role: 'tool' }>): 
   const text = typeof message.content === 'string' ? message.content : '';
   const saved = SAVED_PATH.exec(text)?.[0];
   const where = saved ? ` Full output: ${saved} (read_file it if needed).` : '';
-  return { ...message, content: `${PRUNED_PREFIX} Earlier ${message.toolName} output removed to fit the context window.${where}` };
+  return {
+    ...message,
+    content: `${PRUNED_PREFIX} Earlier ${message.toolName} output removed to fit the context window.${where}`,
+  };
 }
 
 /**

@@ -3,7 +3,14 @@
  * @module
  */
 export { ageObservations, isAged } from './aging.js';
-export { emergencyPrune, isPrunedOutput, planCompression, prunedToolMessage, type CompressionPlan, type PruneResult } from './fit.js';
+export {
+  emergencyPrune,
+  isPrunedOutput,
+  planCompression,
+  prunedToolMessage,
+  type CompressionPlan,
+  type PruneResult,
+} from './fit.js';
 export { MemoryManager, OUTPUTS_DIR } from './memory-manager.js';
 export {
   MemoryOptionsSchema,

@@ -109,7 +109,9 @@ export class MemoryManager implements ExecutionMemory {
       return text;
     }
     const summarizing =
-      cut.strategy === 'summary' ? this.summaries.page(text, scope, this.visitSummaryChars(), this.markOf(scope)) : undefined;
+      cut.strategy === 'summary'
+        ? this.summaries.page(text, scope, this.visitSummaryChars(), this.markOf(scope))
+        : undefined;
     const [saved, summary] = await Promise.all([saving, summarizing]);
     const note = saved?.location
       ? `full output saved to ${saved.location}; read_file it (startLine/endLine) for the rest`
@@ -265,8 +267,12 @@ export class MemoryManager implements ExecutionMemory {
           return undefined;
         }
         const sample = text.slice(0, Math.min(text.length, o.filePreviewChars));
-        const charsPerToken = sample.length / Math.max(1, Number.isFinite(tokens) ? tokens : this.counter.text(sample, factor));
-        const allowedChars = Math.max(MIN_FILE_PREVIEW_CHARS, Math.min(o.filePreviewChars, Math.floor(remaining * charsPerToken)));
+        const charsPerToken =
+          sample.length / Math.max(1, Number.isFinite(tokens) ? tokens : this.counter.text(sample, factor));
+        const allowedChars = Math.max(
+          MIN_FILE_PREVIEW_CHARS,
+          Math.min(o.filePreviewChars, Math.floor(remaining * charsPerToken)),
+        );
         // Reserved now and settled once the preview is written, so a parallel read in the same reply sees it spent.
         this.previews.charge(scope, invocation.callId, Math.ceil(allowedChars / charsPerToken));
         return { strategy: 'preview', allowedChars };
@@ -287,9 +293,11 @@ export class MemoryManager implements ExecutionMemory {
   ): Bounded {
     const o = this.options;
     const { text } = invocation;
-    if (cut.strategy === 'snippets') return { text: searchSnippets(text, o.toolMessageChars, note), strategy: 'snippets' };
+    if (cut.strategy === 'snippets')
+      return { text: searchSnippets(text, o.toolMessageChars, note), strategy: 'snippets' };
     if (cut.strategy === 'preview') {
-      const budgetNote = cut.allowedChars < o.filePreviewChars ? '; this scope has nearly used its file-preview budget' : '';
+      const budgetNote =
+        cut.allowedChars < o.filePreviewChars ? '; this scope has nearly used its file-preview budget' : '';
       const preview = headTail(text, cut.allowedChars, `${note}${budgetNote}`);
       const tokens = this.counter.text(preview, factor);
       this.previews.charge(scope, invocation.callId, tokens);

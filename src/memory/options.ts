@@ -74,7 +74,11 @@ export function parseMemoryOptions(options: MemoryManagerOptions = {}): Resolved
   const problems = parsed.error.issues.flatMap((issue) => {
     // A misspelt option would otherwise be ignored silently and its default used.
     if (issue.code === 'unrecognized_keys') {
-      return describeIssues([issue], { schema: MemoryOptionsSchema, prefix: 'memory', extraKeys: { '': ['tokenizer'] } });
+      return describeIssues([issue], {
+        schema: MemoryOptionsSchema,
+        prefix: 'memory',
+        extraKeys: { '': ['tokenizer'] },
+      });
     }
     const name = String(issue.path[0] ?? 'options');
     const allowed = ALLOWED[name] ?? 'a positive integer';

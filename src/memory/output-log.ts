@@ -80,14 +80,21 @@ export class OutputLog {
     return log;
   }
 
-  private async append(log: LogState, path: string, block: string, invocation: ToolInvocation, scope: MemoryScope): Promise<SavedOutput> {
+  private async append(
+    log: LogState,
+    path: string,
+    block: string,
+    invocation: ToolInvocation,
+    scope: MemoryScope,
+  ): Promise<SavedOutput> {
     const data = Buffer.from(block, 'utf8');
     try {
       const { size } = await scope.workspace.appendFile(path, data, { tool: 'harness', scope: scope.scope });
       const start = size - data.byteLength;
       // Starting anywhere but where this manager's last append ended means someone else wrote to the log (an earlier
       // attempt, another manager): count its lines, once, since later appends continue from here.
-      const before = start === log.bytes ? log.lines : linesIn((await scope.workspace.readFile(path)).subarray(0, start));
+      const before =
+        start === log.bytes ? log.lines : linesIn((await scope.workspace.readFile(path)).subarray(0, start));
       const lines = { start: before + 2, end: before + linesIn(data) };
       log.bytes = size;
       log.lines = lines.end;

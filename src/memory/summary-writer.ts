@@ -34,7 +34,12 @@ export class SummaryWriter {
    * A technical summary (≤ `maxChars`) of earlier rounds; undefined when the summariser fails. The transcript goes to
    * the summariser as one block of untrusted data marked with `mark`, and its system prompt says so.
    */
-  async history(older: readonly Message[], scope: MemoryScope, maxChars: number, mark: DataMark): Promise<string | undefined> {
+  async history(
+    older: readonly Message[],
+    scope: MemoryScope,
+    maxChars: number,
+    mark: DataMark,
+  ): Promise<string | undefined> {
     const transcript = renderTranscript(older, TRANSCRIPT_MESSAGE_CHARS);
     const system = mark.withRule(historySummaryPrompt(maxChars));
     const text = await this.summarize(scope, system, transcript, maxChars, 'middle of the history omitted', mark);
@@ -67,7 +72,8 @@ export class SummaryWriter {
     const maxOutputTokens = Math.ceil(maxChars / 2);
     const window = windowOf(backend);
     // Uncalibrated tokens of the request without the input's text (its markers included).
-    const fixed = this.counter.request([instructions], [], 1) + MESSAGE_OVERHEAD_TOKENS + this.counter.text(mark.block(''), 1);
+    const fixed =
+      this.counter.request([instructions], [], 1) + MESSAGE_OVERHEAD_TOKENS + this.counter.text(mark.block(''), 1);
     const budget = Math.min(
       uncalibrated(Math.floor(window * SUMMARIZER_INPUT_SHARE), factor),
       uncalibrated(window - maxOutputTokens, factor) - fixed,

@@ -47,7 +47,10 @@ export class DataMark {
 
   constructor(id: string) {
     if (!ID_PATTERN.test(id)) {
-      throw new HarnessError('invalid-options', `A DataMark id is 16 lowercase hex digits; got ${JSON.stringify(id)}. Use DataMark.random().`);
+      throw new HarnessError(
+        'invalid-options',
+        `A DataMark id is 16 lowercase hex digits; got ${JSON.stringify(id)}. Use DataMark.random().`,
+      );
     }
     this.id = id;
     this.open = `⟦data-${id}⟧`;

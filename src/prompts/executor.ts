@@ -49,9 +49,7 @@ export function wrapToolOutput(mark: DataMark, toolName: string, content: string
 }
 
 /** The nudge after a reply cut off by the output limit. */
-export const CONTINUE_AFTER_LENGTH =
-  `Your reply was cut off by the output token limit. Continue exactly where it stopped, or call ${SUBMIT_ANSWER_TOOL} with the complete answer.`;
+export const CONTINUE_AFTER_LENGTH = `Your reply was cut off by the output token limit. Continue exactly where it stopped, or call ${SUBMIT_ANSWER_TOOL} with the complete answer.`;
 
 /** The nudge after an empty reply. */
-export const NUDGE_AFTER_EMPTY =
-  `Your reply was empty. Call a tool to make progress, or call ${SUBMIT_ANSWER_TOOL} with your answer.`;
+export const NUDGE_AFTER_EMPTY = `Your reply was empty. Call a tool to make progress, or call ${SUBMIT_ANSWER_TOOL} with your answer.`;

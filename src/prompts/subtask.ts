@@ -39,7 +39,9 @@ export function renderSubtaskObjective(parts: SubtaskObjectiveParts): string {
   ];
   if (parts.attachments.length) lines.push(`Attached files in the workspace: ${parts.mark.names(parts.attachments)}`);
   if (parts.previousError) {
-    lines.push(`A previous attempt at this subtask failed: ${parts.mark.inline(parts.previousError)}. Avoid what made it fail.`);
+    lines.push(
+      `A previous attempt at this subtask failed: ${parts.mark.inline(parts.previousError)}. Avoid what made it fail.`,
+    );
   }
   lines.push(
     'Do only this subtask, in service of the original request: later subtasks will do theirs. Finish by calling ' +

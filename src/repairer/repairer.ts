@@ -35,7 +35,10 @@ export class Repairer implements RepairerLike {
 
   constructor(options: RepairerOptions) {
     if (typeof options?.executor?.run !== 'function') {
-      throw new HarnessError('invalid-options', 'Repairer needs `executor`: an object with run(input), e.g. an Executor.');
+      throw new HarnessError(
+        'invalid-options',
+        'Repairer needs `executor`: an object with run(input), e.g. an Executor.',
+      );
     }
     this.options = options;
   }
@@ -49,7 +52,10 @@ export class Repairer implements RepairerLike {
     // Defects are the verifier's instructions, so they stay outside the data blocks; what they quote of untrusted
     // content cannot forge a marker there, and the file they name is marked.
     const defects = input.defects
-      .map((d, i) => `${i + 1}. ${mark.neutralize(d.description)}${d.artifact ? ` [file: ${mark.inline(d.artifact)}]` : ''}`)
+      .map(
+        (d, i) =>
+          `${i + 1}. ${mark.neutralize(d.description)}${d.artifact ? ` [file: ${mark.inline(d.artifact)}]` : ''}`,
+      )
       .join('\n');
     const existedBefore = await existing(input.workspace, input.deliverable.files);
     const result = await this.options.executor.run({
@@ -65,9 +71,14 @@ export class Repairer implements RepairerLike {
       ...(input.signal ? { signal: input.signal } : {}),
       ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}),
     });
-    if (result.status !== 'completed') return { status: result.status, deliverable: input.deliverable, executor: result };
+    if (result.status !== 'completed')
+      return { status: result.status, deliverable: input.deliverable, executor: result };
     const stillThere = await existing(input.workspace, existedBefore);
-    return { status: result.status, deliverable: mergeRepair(input.deliverable, result, { existedBefore, stillThere }), executor: result };
+    return {
+      status: result.status,
+      deliverable: mergeRepair(input.deliverable, result, { existedBefore, stillThere }),
+      executor: result,
+    };
   }
 }
 

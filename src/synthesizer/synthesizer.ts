@@ -33,7 +33,10 @@ export class Synthesizer implements SynthesizerLike {
 
   constructor(options: SynthesizerOptions) {
     if (typeof options?.executor?.run !== 'function') {
-      throw new HarnessError('invalid-options', 'Synthesizer needs `executor`: an object with run(input), e.g. an Executor.');
+      throw new HarnessError(
+        'invalid-options',
+        'Synthesizer needs `executor`: an object with run(input), e.g. an Executor.',
+      );
     }
     this.options = options;
   }
@@ -58,13 +61,21 @@ export class Synthesizer implements SynthesizerLike {
       scope: 'synthesis',
       request: input.request,
       objective,
-      priorState: renderCheckpoints(input.subtasks.map((s) => toCheckpoint(s)), mark, errors),
+      priorState: renderCheckpoints(
+        input.subtasks.map((s) => toCheckpoint(s)),
+        mark,
+        errors,
+      ),
       dataMark: mark,
       workspace: input.workspace,
       ...(input.signal ? { signal: input.signal } : {}),
       ...(input.maxIterations !== undefined ? { maxIterations: input.maxIterations } : {}),
       ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}),
     });
-    return { status: result.status, deliverable: { answer: result.answer, files: [...result.files] }, executor: result };
+    return {
+      status: result.status,
+      deliverable: { answer: result.answer, files: [...result.files] },
+      executor: result,
+    };
   }
 }

@@ -42,7 +42,11 @@ export interface ReplayScenario {
  * ```
  */
 export function replayBackend(scenario: ReplayScenario): ScriptedBackend {
-  return new ScriptedBackend((request) => answer(scenario, request), { provider: 'replay', modelId: 'replay', contextWindow: 128_000 });
+  return new ScriptedBackend((request) => answer(scenario, request), {
+    provider: 'replay',
+    modelId: 'replay',
+    contextWindow: 128_000,
+  });
 }
 
 function answer(s: ReplayScenario, request: GenerateRequest): GenerateResult {
@@ -116,7 +120,10 @@ function render(title: string, sections: ReplayScenario['sections']): string {
 }
 
 function slug(text: string): string {
-  return text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+  return text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 }
 
 function text(message: Message | undefined): string {

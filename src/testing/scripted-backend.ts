@@ -1,12 +1,5 @@
 import { z } from 'zod';
-import type {
-  GenerateRequest,
-  GenerateResult,
-  LlmBackend,
-  Message,
-  Purpose,
-  StreamPart,
-} from '../backend/types.js';
+import type { GenerateRequest, GenerateResult, LlmBackend, Message, Purpose, StreamPart } from '../backend/types.js';
 import { HarnessError } from '../errors.js';
 import { raceSignal } from '../util/race-signal.js';
 
@@ -73,8 +66,11 @@ export class ScriptedBackend implements LlmBackend {
           'contextWindow must be a positive integer, modelId/provider non-empty strings, usage "estimate" or "zero", stream a boolean.',
       );
     }
-    if (script === null || typeof script !== 'object' && typeof script !== 'function') {
-      throw new HarnessError('invalid-options', 'ScriptedBackend needs a script: an array of steps, an object of steps per purpose, or a function.');
+    if (script === null || (typeof script !== 'object' && typeof script !== 'function')) {
+      throw new HarnessError(
+        'invalid-options',
+        'ScriptedBackend needs a script: an array of steps, an object of steps per purpose, or a function.',
+      );
     }
     this.script = script;
     this.provider = parsed.data.provider;
@@ -171,7 +167,8 @@ export class ScriptedBackend implements LlmBackend {
     };
     if (this.usageMode === 'estimate' && copy.usage.inputTokens === 0 && copy.usage.outputTokens === 0) {
       const output =
-        copy.message.content.length + copy.message.toolCalls.reduce((n, c) => n + c.name.length + c.arguments.length, 0);
+        copy.message.content.length +
+        copy.message.toolCalls.reduce((n, c) => n + c.name.length + c.arguments.length, 0);
       copy.usage = { inputTokens: Math.ceil(messagesChars(messages) / 4), outputTokens: Math.ceil(output / 4) };
     }
     return copy;
@@ -212,4 +209,3 @@ function abortError(signal: AbortSignal): HarnessError {
 function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw abortError(signal);
 }
-

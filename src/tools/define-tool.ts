@@ -55,7 +55,10 @@ export function defineTool<S extends z.ZodType>(definition: ToolDefinition<S>): 
     const issue = parsed.error.issues[0];
     const field = issue?.path.join('.') || 'definition';
     const label = typeof definition?.name === 'string' ? ` "${definition.name}"` : '';
-    throw new HarnessError('invalid-options', `defineTool${label}: option "${field}" ${issue?.message ?? 'is invalid'}.`);
+    throw new HarnessError(
+      'invalid-options',
+      `defineTool${label}: option "${field}" ${issue?.message ?? 'is invalid'}.`,
+    );
   }
   const { readOnly, observation, timeoutMs, warnings } = parsed.data;
   const tool: Tool<z.output<S>> = {

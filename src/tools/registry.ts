@@ -218,7 +218,8 @@ function parseArguments(raw: string): Parsed {
 }
 
 function preview(raw: string): string {
-  const shown = raw.length > RAW_ARGUMENTS_PREVIEW ? `${raw.slice(0, RAW_ARGUMENTS_PREVIEW)}… (${raw.length} chars)` : raw;
+  const shown =
+    raw.length > RAW_ARGUMENTS_PREVIEW ? `${raw.slice(0, RAW_ARGUMENTS_PREVIEW)}… (${raw.length} chars)` : raw;
   return JSON.stringify(shown);
 }
 
@@ -337,7 +338,8 @@ function normalizeOutput(output: unknown, root: string): Normalized | string {
     return 'expected a string or an object { text, files?, images? }.';
   }
   const { text, files = [], images = [] } = output as Exclude<ToolOutput, string>;
-  if (!Array.isArray(files) || files.some((file) => typeof file !== 'string')) return '"files" must be an array of paths.';
+  if (!Array.isArray(files) || files.some((file) => typeof file !== 'string'))
+    return '"files" must be an array of paths.';
   if (!Array.isArray(images)) return '"images" must be an array of image parts.';
   const kept: string[] = [];
   const outside: string[] = [];
@@ -359,7 +361,13 @@ export function toWorkspaceRelative(file: string, root: string): string | undefi
   } else {
     relative = path.posix.normalize(slashed);
   }
-  if (relative === '' || relative === '.' || relative === '..' || relative.startsWith('../') || path.posix.isAbsolute(relative)) {
+  if (
+    relative === '' ||
+    relative === '.' ||
+    relative === '..' ||
+    relative.startsWith('../') ||
+    path.posix.isAbsolute(relative)
+  ) {
     return undefined;
   }
   return relative.replace(/^(\.\/)+/, '').replace(/\/+$/, '');

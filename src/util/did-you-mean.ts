@@ -14,7 +14,8 @@ export function editDistance(a: string, b: string): number {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       let best = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, rows[i - 2]![j - 2]! + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        best = Math.min(best, rows[i - 2]![j - 2]! + 1);
       rows[i]![j] = best;
     }
   }
@@ -134,7 +135,10 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[], options: Des
   const join = (path: readonly PropertyKey[]) => [options.prefix, ...path.map(String)].filter(Boolean).join('.');
   return issues.flatMap((issue) => {
     if (issue.code === 'unrecognized_keys') {
-      const known = [...(keysAt(options.schema, issue.path) ?? []), ...(options.extraKeys?.[issue.path.join('.')] ?? [])];
+      const known = [
+        ...(keysAt(options.schema, issue.path) ?? []),
+        ...(options.extraKeys?.[issue.path.join('.')] ?? []),
+      ];
       return issue.keys.map((key) => unknownKeyMessage(join(issue.path), key, known));
     }
     return [`\`${join(issue.path) || '(options)'}\`: ${issue.message}`];

@@ -80,7 +80,13 @@ export class AppendFiles {
     }
     // realpath gives back the path itself only when no component is a link; the inode says it is still the open file,
     // and a single link count that no hard link outside was added since.
-    if (real === file.absPath && stats?.isFile() && stats.nlink === 1 && stats.dev === file.dev && stats.ino === file.ino) {
+    if (
+      real === file.absPath &&
+      stats?.isFile() &&
+      stats.nlink === 1 &&
+      stats.dev === file.dev &&
+      stats.ino === file.ino
+    ) {
       file.users += 1;
       return { file, size: stats.size };
     }
@@ -96,7 +102,16 @@ export class AppendFiles {
     // `resolve` follows a link at the last component when it stays inside; an append must not.
     const absPath = direct ? resolved : await this.#unfollowed(segments);
     const { fd, stats } = await openForAppend(this.root, absPath, requested);
-    const file: OpenFile = { requested, absPath, fd, dev: stats.dev, ino: stats.ino, users: 1, retired: true, idle: undefined };
+    const file: OpenFile = {
+      requested,
+      absPath,
+      fd,
+      dev: stats.dev,
+      ino: stats.ino,
+      users: 1,
+      retired: true,
+      idle: undefined,
+    };
     // Only a path without links is kept: its later checks are then one realpath and one lstat.
     if (direct && !this.#open.has(requested)) {
       file.retired = false;

@@ -83,9 +83,13 @@ export class LocalWorkspace implements Workspace {
       try {
         await makeDirectory(directory);
       } catch (error) {
-        throw new HarnessError('invalid-options', `Cannot create the workspace directory "${directory}": ${String(error)}`, {
-          cause: error,
-        });
+        throw new HarnessError(
+          'invalid-options',
+          `Cannot create the workspace directory "${directory}": ${String(error)}`,
+          {
+            cause: error,
+          },
+        );
       }
       if (!(await stat(directory)).isDirectory()) {
         throw new HarnessError('invalid-options', `The workspace path "${directory}" exists and is not a directory.`);

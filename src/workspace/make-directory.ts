@@ -23,7 +23,8 @@ export async function makeDirectory(directory: string): Promise<boolean> {
       throw error;
     });
     if (existing) {
-      if (!existing.isDirectory()) throw Object.assign(new Error(`"${current}" is not a directory`), { code: 'ENOTDIR' });
+      if (!existing.isDirectory())
+        throw Object.assign(new Error(`"${current}" is not a directory`), { code: 'ENOTDIR' });
       break;
     }
     missing.unshift(current);

@@ -22,7 +22,14 @@
  *   bubblewrap, on Linux, and elsewhere the code it runs is on the host and can write anywhere anyway.
  * @internal
  */
-import { close as closeCallback, constants, existsSync, open as openCallback, fstat as fstatCallback, type Stats } from 'node:fs';
+import {
+  close as closeCallback,
+  constants,
+  existsSync,
+  open as openCallback,
+  fstat as fstatCallback,
+  type Stats,
+} from 'node:fs';
 import { lstat, mkdir, open, readlink, rename, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -104,7 +111,12 @@ async function checkInside(root: string, fd: number, requested: string): Promise
   if (!isInside(root, real)) throw movedOutRefusal(requested);
 }
 
-async function openByDescriptor(root: string, segments: readonly string[], requested: string, create: boolean): Promise<NoFollowDir> {
+async function openByDescriptor(
+  root: string,
+  segments: readonly string[],
+  requested: string,
+  create: boolean,
+): Promise<NoFollowDir> {
   let dir = await open(root, DIRECTORY_FLAGS);
   try {
     for (let index = 0; index < segments.length; index += 1) {
@@ -156,7 +168,10 @@ function descriptorDir(root: string, dir: FileHandle, requested: string): NoFoll
       await rename(entry(from), entry(to));
     },
     async unlinkIfInside(name) {
-      const inside = await checkInside(root, dir.fd, requested).then(() => true, () => false);
+      const inside = await checkInside(root, dir.fd, requested).then(
+        () => true,
+        () => false,
+      );
       if (inside) await unlink(entry(name)).catch(() => undefined);
     },
     close: () => dir.close(),
@@ -178,7 +193,12 @@ function missingAsUndefined(error: unknown): undefined {
 }
 
 /** Every component of `segments` below `root` is a real directory now, not a link; throws otherwise. */
-async function checkWalk(root: string, segments: readonly string[], requested: string, create: boolean): Promise<string> {
+async function checkWalk(
+  root: string,
+  segments: readonly string[],
+  requested: string,
+  create: boolean,
+): Promise<string> {
   let current = root;
   for (let index = 0; index < segments.length; index += 1) {
     current = path.join(current, segments[index] as string);
@@ -192,12 +212,18 @@ async function checkWalk(root: string, segments: readonly string[], requested: s
     const walked = segments.slice(0, index + 1).join('/');
     if (stats?.isSymbolicLink()) throw linkRefusal(requested, walked);
     if (!stats) throw fileError(Object.assign(new Error('missing'), { code: 'ENOENT' }), requested);
-    if (!stats.isDirectory()) throw fileError(Object.assign(new Error('not a directory'), { code: 'ENOTDIR' }), requested);
+    if (!stats.isDirectory())
+      throw fileError(Object.assign(new Error('not a directory'), { code: 'ENOTDIR' }), requested);
   }
   return current;
 }
 
-async function openByPath(root: string, segments: readonly string[], requested: string, create: boolean): Promise<NoFollowDir> {
+async function openByPath(
+  root: string,
+  segments: readonly string[],
+  requested: string,
+  create: boolean,
+): Promise<NoFollowDir> {
   const directory = await checkWalk(root, segments, requested, create);
   const entry = (name: string): string => path.join(directory, name);
   return {
@@ -222,7 +248,10 @@ async function openByPath(root: string, segments: readonly string[], requested: 
       await rename(entry(from), entry(to));
     },
     async unlinkIfInside(name) {
-      const inside = await checkWalk(root, segments, requested, false).then(() => true, () => false);
+      const inside = await checkWalk(root, segments, requested, false).then(
+        () => true,
+        () => false,
+      );
       if (inside) await unlink(entry(name)).catch(() => undefined);
     },
     close: async () => undefined,

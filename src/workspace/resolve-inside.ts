@@ -26,7 +26,10 @@ function errnoCode(error: unknown): string | undefined {
  */
 export async function resolveInside(root: string, requested: string, intent: 'read' | 'write'): Promise<string> {
   if (typeof requested !== 'string' || requested.trim() === '') {
-    throw new HarnessError('invalid-input', 'The path is empty. Give a workspace-relative path such as "notes/report.md".');
+    throw new HarnessError(
+      'invalid-input',
+      'The path is empty. Give a workspace-relative path such as "notes/report.md".',
+    );
   }
   if (requested.includes('\0')) throw refuse(requested, 'it contains a NUL byte');
   if (path.isAbsolute(requested) || /^[a-zA-Z]:[\\/]/.test(requested) || requested.startsWith('\\')) {

@@ -86,7 +86,11 @@ async function expectRegular(dir: NoFollowDir, name: string, requested: string, 
 }
 
 /** Opens the regular file `name` of `dir` for reading; refuses anything else, before and after opening. */
-async function openRegularForReading(dir: NoFollowDir, name: string, requested: string): Promise<{ fd: number; stats: Stats }> {
+async function openRegularForReading(
+  dir: NoFollowDir,
+  name: string,
+  requested: string,
+): Promise<{ fd: number; stats: Stats }> {
   await expectRegular(dir, name, requested, 'reading');
   const fd = await dir.openFile(name, constants.O_RDONLY).catch((error: unknown) => {
     throw errnoCode(error) === 'ENXIO' ? notRegularFile(requested, 'reading') : fileError(error, requested);
@@ -219,7 +223,10 @@ export function openForAppend(root: string, absPath: string, requested: string):
 /** Refuses what an append must not write to: see {@link openForAppend}. */
 function refuseUnlessAppendable(stats: Stats, requested: string): void {
   if (stats.isSymbolicLink()) {
-    throw new HarnessError('invalid-input', `"${requested}" is a symbolic link; appending through it is not allowed. Use another path.`);
+    throw new HarnessError(
+      'invalid-input',
+      `"${requested}" is a symbolic link; appending through it is not allowed. Use another path.`,
+    );
   }
   if (!stats.isFile()) throw notRegularFile(requested, 'appending to');
   if (stats.nlink > 1) {
@@ -249,7 +256,11 @@ export async function readSourceFile(sourceAbsPath: string): Promise<Buffer> {
  * The size and SHA-256 of the regular file at `absPath` (inside `root`), read through a descriptor opened without
  * following links; undefined when nothing is there or it is not a regular file (a directory, FIFO, socket, device).
  */
-export async function hashRegularFile(root: string, absPath: string, requested: string): Promise<{ size: number; sha256: string } | undefined> {
+export async function hashRegularFile(
+  root: string,
+  absPath: string,
+  requested: string,
+): Promise<{ size: number; sha256: string } | undefined> {
   try {
     return await inParent(root, absPath, requested, false, async (dir, name) => {
       if (!(await dir.lstat(name))?.isFile()) return undefined;

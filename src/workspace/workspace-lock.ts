@@ -40,13 +40,18 @@ const heldInProcess = new Map<string, string>();
  * @internal
  */
 export async function lockWorkspace(root: string, runId: string): Promise<WorkspaceLock> {
-  const isDirectory = await stat(root).then((s) => s.isDirectory(), () => false);
+  const isDirectory = await stat(root).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
   if (!isDirectory) return lockInProcess(root, runId);
   try {
     return await lockDirectory(root, runId);
   } catch (error) {
     if (HarnessError.isInstance(error)) throw error;
-    throw new HarnessError('invalid-options', `Cannot lock the workspace "${root}": ${String(error)}`, { cause: error });
+    throw new HarnessError('invalid-options', `Cannot lock the workspace "${root}": ${String(error)}`, {
+      cause: error,
+    });
   }
 }
 
@@ -95,7 +100,10 @@ async function harnessDir(root: string): Promise<string> {
   });
   const info = await lstat(dir);
   if (!info.isDirectory()) {
-    throw new HarnessError('invalid-options', `"${dir}" is not a directory; the harness keeps its state there. Remove it.`);
+    throw new HarnessError(
+      'invalid-options',
+      `"${dir}" is not a directory; the harness keeps its state there. Remove it.`,
+    );
   }
   return dir;
 }
@@ -103,7 +111,11 @@ async function harnessDir(root: string): Promise<string> {
 /** Writes the holder to a private file and links it into place: the lock appears complete or not at all. */
 async function tryCreate(stateDir: string, lockPath: string, me: LockHolder): Promise<boolean> {
   const draft = path.join(stateDir, `.run.lock.${me.token}.tmp`);
-  const handle = await open(draft, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+  const handle = await open(
+    draft,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    0o644,
+  );
   try {
     await handle.writeFile(`${JSON.stringify(me)}\n`);
   } finally {
@@ -180,7 +192,10 @@ function newHolder(runId: string): LockHolder {
 
 function describe(holder: LockHolder | 'unreadable'): string {
   if (holder === 'unreadable') return 'an unknown holder (the lock file is not one the harness wrote)';
-  const where = holder.pid === process.pid && holder.hostname === os.hostname() ? 'this process' : `process ${holder.pid} on ${holder.hostname}`;
+  const where =
+    holder.pid === process.pid && holder.hostname === os.hostname()
+      ? 'this process'
+      : `process ${holder.pid} on ${holder.hostname}`;
   return `run "${holder.runId}" (${where}, since ${holder.since})`;
 }
 

@@ -10,16 +10,11 @@ import { SSE_HEADERS, sseBody, startLoopbackServer, type LoopbackServer } from '
 import { anthropicWire } from './support/wire-formats.js';
 import { harnessRejection } from '../support/rejection.js';
 
-
 function backend(baseURL: string, extra: Partial<AnthropicOptions> = {}) {
   return anthropic({ baseURL, apiKey: 'sk-ant-test', model: 'claude-test', retry: FAST_RETRY, ...extra });
 }
 
-runBackendConformance(
-  'anthropic',
-  (context) => backend(context.baseURL, adapterOptions(context)),
-  anthropicWire,
-);
+runBackendConformance('anthropic', (context) => backend(context.baseURL, adapterOptions(context)), anthropicWire);
 
 const ASK: GenerateRequest = { messages: [{ role: 'user', content: 'Hi' }] };
 
@@ -64,16 +59,26 @@ describe('anthropic', () => {
       const finish = parts.at(-1);
       if (finish?.type !== 'finish') throw new Error('stream must end with finish');
       expect(finish.result.message.content).toBe("I'll check the current weather in Paris for you.");
-      expect(finish.result.message.toolCalls).toEqual([{ id: 'toolu_01NRLabsLyVHZPKxbKvkfSMn', name: 'get_weather', arguments: '{"location": "Paris"}' }]);
+      expect(finish.result.message.toolCalls).toEqual([
+        { id: 'toolu_01NRLabsLyVHZPKxbKvkfSMn', name: 'get_weather', arguments: '{"location": "Paris"}' },
+      ]);
       expect(finish.result.finishReason).toBe('tool-calls');
       expect(finish.result.usage).toEqual({ inputTokens: 377, outputTokens: 65, cachedInputTokens: 0 });
-      expect(parts.filter((p) => p.type === 'tool-call-delta').map((p) => (p.type === 'tool-call-delta' ? p.argumentsDelta : '')).join('')).toBe('{"location": "Paris"}');
+      expect(
+        parts
+          .filter((p) => p.type === 'tool-call-delta')
+          .map((p) => (p.type === 'tool-call-delta' ? p.argumentsDelta : ''))
+          .join(''),
+      ).toBe('{"location": "Paris"}');
     });
 
     for (const eventLines of [false, true]) {
       it(`anthropic/anthropic-clear-thinking.1.chunks.txt: thinking_delta becomes reasoning (${eventLines ? 'with' : 'without'} event: lines)`, async () => {
         const events = readChunkObjects('providers/anthropic/anthropic-clear-thinking.1.chunks.txt');
-        server.reply({ headers: SSE_HEADERS, body: sseBody(readChunks('providers/anthropic/anthropic-clear-thinking.1.chunks.txt'), { eventLines }) });
+        server.reply({
+          headers: SSE_HEADERS,
+          body: sseBody(readChunks('providers/anthropic/anthropic-clear-thinking.1.chunks.txt'), { eventLines }),
+        });
         const result = await backend(server.baseURL, { stream: true }).generate(ASK);
         expect(result.message.reasoning).toBe(textOf(events, 'thinking_delta', 'thinking'));
         expect(result.message.content).toBe(textOf(events, 'text_delta', 'text'));
@@ -84,10 +89,15 @@ describe('anthropic', () => {
     }
 
     it('anthropic/anthropic-tool-no-args.chunks.txt: tool_use without arguments, pings between blocks', async () => {
-      server.reply({ headers: SSE_HEADERS, body: sseBody(readChunks('providers/anthropic/anthropic-tool-no-args.chunks.txt')) });
+      server.reply({
+        headers: SSE_HEADERS,
+        body: sseBody(readChunks('providers/anthropic/anthropic-tool-no-args.chunks.txt')),
+      });
       const result = await backend(server.baseURL, { stream: true }).generate(ASK);
       expect(result.message.content).toBe("I'll update the issue list for you.");
-      expect(result.message.toolCalls).toEqual([{ id: 'toolu_01QE1WLsSVp5hy5Q3GmGTmjP', name: 'updateIssueList', arguments: '{}' }]);
+      expect(result.message.toolCalls).toEqual([
+        { id: 'toolu_01QE1WLsSVp5hy5Q3GmGTmjP', name: 'updateIssueList', arguments: '{}' },
+      ]);
       expect(result).toMatchObject({ finishReason: 'tool-calls', usage: { inputTokens: 565, outputTokens: 48 } });
     });
 
@@ -122,7 +132,10 @@ describe('anthropic', () => {
     });
 
     it('event: error with overloaded_error inside a 200 stream is a retryable server error', async () => {
-      server.reply({ headers: SSE_HEADERS, body: readLocalFixture('anthropic-error-in-stream.txt') }, anthropicWire.reply({ text: ['recovered'], finish: 'stop', usage: { input: 1, output: 1 } }, true));
+      server.reply(
+        { headers: SSE_HEADERS, body: readLocalFixture('anthropic-error-in-stream.txt') },
+        anthropicWire.reply({ text: ['recovered'], finish: 'stop', usage: { input: 1, output: 1 } }, true),
+      );
       const result = await backend(server.baseURL, { stream: true, maxRetries: 1 }).generate(ASK);
       expect(result.message.content).toBe('recovered');
       expect(server.requests).toHaveLength(2);
@@ -133,7 +146,9 @@ describe('anthropic', () => {
       const result = await backend(server.baseURL, { stream: true }).generate(ASK);
       expect(result.finishReason).toBe('length');
       expect(result.message.content).toBe('Saving.');
-      expect(result.message.toolCalls).toEqual([{ id: 'toolu_t', name: 'write_file', arguments: '{"path": "a.md", "content": "# Ti' }]);
+      expect(result.message.toolCalls).toEqual([
+        { id: 'toolu_t', name: 'write_file', arguments: '{"path": "a.md", "content": "# Ti' },
+      ]);
     });
   });
 
@@ -143,13 +158,33 @@ describe('anthropic', () => {
       await backend(server.baseURL).generate({
         messages: [
           { role: 'system', content: 'You are careful.' },
-          { role: 'user', content: [{ type: 'text', text: 'see' }, { type: 'image', data: 'AAAA', mediaType: 'image/png' }, { type: 'image', data: 'https://x.test/i.png', mediaType: 'image/png' }] },
-          { role: 'assistant', content: 'Two calls.', toolCalls: [{ id: 'toolu_1', name: 'read', arguments: '{"p":"a"}' }, { id: 'toolu_2', name: 'read', arguments: '{"p":"b"}' }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'see' },
+              { type: 'image', data: 'AAAA', mediaType: 'image/png' },
+              { type: 'image', data: 'https://x.test/i.png', mediaType: 'image/png' },
+            ],
+          },
+          {
+            role: 'assistant',
+            content: 'Two calls.',
+            toolCalls: [
+              { id: 'toolu_1', name: 'read', arguments: '{"p":"a"}' },
+              { id: 'toolu_2', name: 'read', arguments: '{"p":"b"}' },
+            ],
+          },
           { role: 'tool', toolCallId: 'toolu_1', toolName: 'read', content: 'A' },
           { role: 'tool', toolCallId: 'toolu_2', toolName: 'read', content: 'missing', isError: true },
           { role: 'user', content: 'go on' },
         ],
-        tools: [{ name: 'read', description: 'Read a file', inputSchema: { type: 'object', properties: { p: { type: 'string' } } } }],
+        tools: [
+          {
+            name: 'read',
+            description: 'Read a file',
+            inputSchema: { type: 'object', properties: { p: { type: 'string' } } },
+          },
+        ],
         toolChoice: 'required',
         temperature: 0,
         responseFormat: { type: 'json', schema: { type: 'object' } },
@@ -158,9 +193,21 @@ describe('anthropic', () => {
       expect(request.path).toBe('/v1/messages');
       expect(request.headers['x-api-key']).toBe('sk-ant-test');
       expect(request.headers['anthropic-version']).toBe('2023-06-01');
-      expect(request.body).toMatchObject({ model: 'claude-test', max_tokens: DEFAULTS.maxOutputTokens, stream: false, temperature: 0, tool_choice: { type: 'any' } });
+      expect(request.body).toMatchObject({
+        model: 'claude-test',
+        max_tokens: DEFAULTS.maxOutputTokens,
+        stream: false,
+        temperature: 0,
+        tool_choice: { type: 'any' },
+      });
       expect(request.body.system).toMatch(/^You are careful\.\n\nReply with one JSON object only/);
-      expect(request.body.tools).toEqual([{ name: 'read', description: 'Read a file', input_schema: { type: 'object', properties: { p: { type: 'string' } } } }]);
+      expect(request.body.tools).toEqual([
+        {
+          name: 'read',
+          description: 'Read a file',
+          input_schema: { type: 'object', properties: { p: { type: 'string' } } },
+        },
+      ]);
       expect(request.body.messages).toEqual([
         {
           role: 'user',
@@ -182,7 +229,12 @@ describe('anthropic', () => {
           role: 'user',
           content: [
             { type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'A' }] },
-            { type: 'tool_result', tool_use_id: 'toolu_2', content: [{ type: 'text', text: 'missing' }], is_error: true },
+            {
+              type: 'tool_result',
+              tool_use_id: 'toolu_2',
+              content: [{ type: 'text', text: 'missing' }],
+              is_error: true,
+            },
           ],
         },
         { role: 'user', content: [{ type: 'text', text: 'go on' }] },
@@ -227,21 +279,25 @@ describe('anthropic', () => {
   });
 
   describe('sampling and the output limit', () => {
-    const ok = (stream = false) => anthropicWire.reply({ text: ['ok'], finish: 'stop', usage: { input: 1, output: 1 } }, stream);
+    const ok = (stream = false) =>
+      anthropicWire.reply({ text: ['ok'], finish: 'stop', usage: { input: 1, output: 1 } }, stream);
     const SAMPLED: GenerateRequest = { ...ASK, temperature: 0.2, topP: 0.9, maxOutputTokens: 300 };
     const invalidRequest = (message: string) => ({
       status: 400,
       body: JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message }, request_id: 'req_1' }),
     });
 
-    it.each(['claude-test', 'claude-3-5-sonnet-20241022', 'claude-3-7-sonnet-latest', 'claude-sonnet-4-20250514', 'claude-opus-4-20250514'])(
-      'a model that takes both (%s) gets temperature and top_p',
-      async (model) => {
-        server.reply(ok());
-        await backend(server.baseURL, { model }).generate(SAMPLED);
-        expect(server.requests[0]?.body).toMatchObject({ temperature: 0.2, top_p: 0.9, max_tokens: 300 });
-      },
-    );
+    it.each([
+      'claude-test',
+      'claude-3-5-sonnet-20241022',
+      'claude-3-7-sonnet-latest',
+      'claude-sonnet-4-20250514',
+      'claude-opus-4-20250514',
+    ])('a model that takes both (%s) gets temperature and top_p', async (model) => {
+      server.reply(ok());
+      await backend(server.baseURL, { model }).generate(SAMPLED);
+      expect(server.requests[0]?.body).toMatchObject({ temperature: 0.2, top_p: 0.9, max_tokens: 300 });
+    });
 
     it.each([
       'claude-opus-4-1-20250805',
@@ -253,26 +309,36 @@ describe('anthropic', () => {
       'anthropic.claude-opus-4-1-20250805-v1:0',
       'claude-sonnet-4-5@20250929',
       'claude-sonnet-4.5',
-    ])('a model that rejects both together (%s) gets temperature alone, or top_p when it is the only one set', async (model) => {
-      server.reply(ok(), ok());
-      const llm = backend(server.baseURL, { model });
-      await llm.generate(SAMPLED);
-      await llm.generate({ ...ASK, topP: 0.9 });
-      expect(server.requests[0]?.body).toMatchObject({ temperature: 0.2, max_tokens: 300 });
-      expect(server.requests[0]?.body).not.toHaveProperty('top_p');
-      expect(server.requests[1]?.body).toMatchObject({ top_p: 0.9 });
-    });
+    ])(
+      'a model that rejects both together (%s) gets temperature alone, or top_p when it is the only one set',
+      async (model) => {
+        server.reply(ok(), ok());
+        const llm = backend(server.baseURL, { model });
+        await llm.generate(SAMPLED);
+        await llm.generate({ ...ASK, topP: 0.9 });
+        expect(server.requests[0]?.body).toMatchObject({ temperature: 0.2, max_tokens: 300 });
+        expect(server.requests[0]?.body).not.toHaveProperty('top_p');
+        expect(server.requests[1]?.body).toMatchObject({ top_p: 0.9 });
+      },
+    );
 
-    it.each(['claude-opus-4-7', 'claude-opus-4-8-20260601', 'claude-sonnet-5', 'claude-opus-5'])('a model that rejects both (%s) gets neither', async (model) => {
-      server.reply(ok());
-      await backend(server.baseURL, { model }).generate(SAMPLED);
-      expect(server.requests[0]?.body).not.toHaveProperty('temperature');
-      expect(server.requests[0]?.body).not.toHaveProperty('top_p');
-      expect(server.requests[0]?.body).toMatchObject({ max_tokens: 300 });
-    });
+    it.each(['claude-opus-4-7', 'claude-opus-4-8-20260601', 'claude-sonnet-5', 'claude-opus-5'])(
+      'a model that rejects both (%s) gets neither',
+      async (model) => {
+        server.reply(ok());
+        await backend(server.baseURL, { model }).generate(SAMPLED);
+        expect(server.requests[0]?.body).not.toHaveProperty('temperature');
+        expect(server.requests[0]?.body).not.toHaveProperty('top_p');
+        expect(server.requests[0]?.body).toMatchObject({ max_tokens: 300 });
+      },
+    );
 
     it('"cannot both be specified" resends once with temperature alone, and later requests start that way', async () => {
-      server.reply(invalidRequest('`temperature` and `top_p` cannot both be specified for this model. Please use only one.'), ok(), ok());
+      server.reply(
+        invalidRequest('`temperature` and `top_p` cannot both be specified for this model. Please use only one.'),
+        ok(),
+        ok(),
+      );
       const llm = backend(server.baseURL);
       expect((await llm.generate(SAMPLED)).message.content).toBe('ok');
       await llm.generate(SAMPLED);
@@ -286,7 +352,10 @@ describe('anthropic', () => {
     it('"`temperature` is deprecated" resends without temperature, also through stream(), and remembers it', async () => {
       server.reply(invalidRequest('`temperature` is deprecated for this model.'), ok(true), ok(true));
       const llm = backend(server.baseURL);
-      expect(await lastPart(llm.stream(SAMPLED))).toMatchObject({ type: 'finish', result: { message: { content: 'ok' } } });
+      expect(await lastPart(llm.stream(SAMPLED))).toMatchObject({
+        type: 'finish',
+        result: { message: { content: 'ok' } },
+      });
       await lastPart(llm.stream(SAMPLED));
       expect(server.requests.map((r) => [r.body.temperature, r.body.top_p])).toEqual([
         [0.2, 0.9],
@@ -307,7 +376,11 @@ describe('anthropic', () => {
       await backend(server.baseURL).generate(ASK);
       await backend(server.baseURL, { stream: true }).generate(ASK);
       await lastPart(backend(server.baseURL).stream(ASK));
-      expect(server.requests.map((r) => r.body.max_tokens)).toEqual([DEFAULTS.maxOutputTokens, DEFAULTS.maxOutputTokens, DEFAULTS.maxOutputTokens]);
+      expect(server.requests.map((r) => r.body.max_tokens)).toEqual([
+        DEFAULTS.maxOutputTokens,
+        DEFAULTS.maxOutputTokens,
+        DEFAULTS.maxOutputTokens,
+      ]);
     });
   });
 
@@ -331,7 +404,9 @@ describe('anthropic', () => {
       expect(() => anthropic({ apiKey: 'k', model: 'm', maxOutputTokens: 0 })).toThrowError(/`maxOutputTokens`/);
       expect(() => anthropic({ apiKey: 'k', model: 'm', baseURL: 'nope' })).toThrowError(/`baseURL`/);
       expect(() => anthropic({ apiKey: 'k', model: 'm', timeoutMs: -5 })).toThrowError(/`timeoutMs`/);
-      expect(() => anthropic({ apiKey: 'k', model: 'm', sampling: 'never' } as unknown as AnthropicOptions)).toThrowError(/`sampling`/);
+      expect(() =>
+        anthropic({ apiKey: 'k', model: 'm', sampling: 'never' } as unknown as AnthropicOptions),
+      ).toThrowError(/`sampling`/);
     });
   });
 });

@@ -24,30 +24,56 @@ describe.each(ADAPTERS)('a whole run through $name', ({ make, wire }) => {
   it.each([
     [401, 'authentication', /rejected the credentials \(HTTP 401\)/],
     [404, 'not-found', /found no such model or endpoint \(HTTP 404\)/],
-  ])('decomposition: false and HTTP %i: the backend is called exactly once and the run names that failure', async (status, code, message) => {
-    server = await startLoopbackServer();
-    const reply = { status, body: JSON.stringify({ error: { message: 'no such thing', type: 'invalid_request_error' } }) };
-    server.reply(reply, reply, reply, reply, reply, reply);
-    const harness = createHarness({ backend: make(server.baseURL, { maxRetries: 3 }), decomposition: false, workspace: await tempDir() });
-    const errors: Array<Extract<HarnessEvent, { type: 'run-error' }>> = [];
-    harness.on('run-error', (event) => errors.push(event));
+  ])(
+    'decomposition: false and HTTP %i: the backend is called exactly once and the run names that failure',
+    async (status, code, message) => {
+      server = await startLoopbackServer();
+      const reply = {
+        status,
+        body: JSON.stringify({ error: { message: 'no such thing', type: 'invalid_request_error' } }),
+      };
+      server.reply(reply, reply, reply, reply, reply, reply);
+      const harness = createHarness({
+        backend: make(server.baseURL, { maxRetries: 3 }),
+        decomposition: false,
+        workspace: await tempDir(),
+      });
+      const errors: Array<Extract<HarnessEvent, { type: 'run-error' }>> = [];
+      harness.on('run-error', (event) => errors.push(event));
 
-    const result = await harness.run('Write a haiku.');
+      const result = await harness.run('Write a haiku.');
 
-    expect(server.requests).toHaveLength(1);
-    expect(result.status).toBe('failed');
-    expect(result.error).toMatchObject({ code });
-    expect(result.error?.message).toMatch(message);
-    expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatchObject({ stage: 'execute', error: { code } });
-    expect(errors[0]?.error.message).toMatch(message);
-  });
+      expect(server.requests).toHaveLength(1);
+      expect(result.status).toBe('failed');
+      expect(result.error).toMatchObject({ code });
+      expect(result.error?.message).toMatch(message);
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toMatchObject({ stage: 'execute', error: { code } });
+      expect(errors[0]?.error.message).toMatch(message);
+    },
+  );
 
   it('a provider that echoes the key: no event, result, report or workspace file contains it', async () => {
     server = await startLoopbackServer();
-    const page = { status: 502, headers: { 'content-type': 'text/html' }, body: `<html><body>Upstream refused key ${KEY}</body></html>` };
-    const write = wire.reply({ toolCalls: [{ id: 'call_w', name: 'write_file', args: ['{"path":"notes.md","content":"# Notes"}'] }], finish: 'tool-calls', usage: { input: 9, output: 9 } }, false);
-    const echo = { status: 401, body: JSON.stringify({ error: { message: `Incorrect API key provided: ${KEY}.`, type: 'invalid_request_error' } }) };
+    const page = {
+      status: 502,
+      headers: { 'content-type': 'text/html' },
+      body: `<html><body>Upstream refused key ${KEY}</body></html>`,
+    };
+    const write = wire.reply(
+      {
+        toolCalls: [{ id: 'call_w', name: 'write_file', args: ['{"path":"notes.md","content":"# Notes"}'] }],
+        finish: 'tool-calls',
+        usage: { input: 9, output: 9 },
+      },
+      false,
+    );
+    const echo = {
+      status: 401,
+      body: JSON.stringify({
+        error: { message: `Incorrect API key provided: ${KEY}.`, type: 'invalid_request_error' },
+      }),
+    };
     server.reply(page, write, echo, echo, echo, echo);
     const harness = createHarness({
       backend: make(server.baseURL, { apiKey: KEY, retry: { minTimeoutMs: 1, maxTimeoutMs: 2 } }),
@@ -73,7 +99,7 @@ describe.each(ADAPTERS)('a whole run through $name', ({ make, wire }) => {
 });
 
 describe.each(ADAPTERS)('an unreachable backend through $name', ({ make }) => {
-  it('fails the run after the adapter\'s quick retries, each reported as llm-retry, without retrying the subtask', async () => {
+  it("fails the run after the adapter's quick retries, each reported as llm-retry, without retrying the subtask", async () => {
     // A port that was just listening and is now closed: connection refused, on loopback only.
     const closed = await startLoopbackServer();
     const baseURL = closed.baseURL;

@@ -6,7 +6,16 @@ import { freshRetryState, nextRetryDelay, withRetry, type RetrySettings } from '
 import { HarnessError, ProviderHttpError } from '../../src/errors.js';
 
 const ctx = { provider: 'acme', credentialHint: 'set ACME_KEY or pass the `apiKey` option' };
-const retry: RetrySettings = { maxRetries: 3, minTimeoutMs: 0, maxTimeoutMs: 0, maxRetryAfterMs: 60_000, maxTotalDelayMs: 600_000, connectRetries: 2, connectDelayMs: 0, timeoutRetries: 1 };
+const retry: RetrySettings = {
+  maxRetries: 3,
+  minTimeoutMs: 0,
+  maxTimeoutMs: 0,
+  maxRetryAfterMs: 60_000,
+  maxTotalDelayMs: 600_000,
+  connectRetries: 2,
+  connectDelayMs: 0,
+  timeoutRetries: 1,
+};
 
 describe('HTTP error mapping', () => {
   it.each([
@@ -17,8 +26,18 @@ describe('HTTP error mapping', () => {
     [401, '{"error":{"message":"bad key"}}', 'authentication', false],
     [403, 'forbidden', 'authentication', false],
     [400, '{"error":{"code":"context_length_exceeded","message":"too long"}}', 'context-length-exceeded', false],
-    [400, '{"error":{"message":"This model\'s maximum context length is 8192 tokens"}}', 'context-length-exceeded', false],
-    [400, '{"type":"error","error":{"message":"prompt is too long: 201000 tokens > 200000 maximum"}}', 'context-length-exceeded', false],
+    [
+      400,
+      '{"error":{"message":"This model\'s maximum context length is 8192 tokens"}}',
+      'context-length-exceeded',
+      false,
+    ],
+    [
+      400,
+      '{"type":"error","error":{"message":"prompt is too long: 201000 tokens > 200000 maximum"}}',
+      'context-length-exceeded',
+      false,
+    ],
     [413, '{"error":{"message":"Request has too many tokens"}}', 'context-length-exceeded', false],
     [400, '{"error":{"message":"messages: field required"}}', 'bad-request', false],
     [404, 'model not found', 'not-found', false],
@@ -31,7 +50,9 @@ describe('HTTP error mapping', () => {
 
   it('names the credential fix on 401 and 403', () => {
     expect(httpError(401, '{"error":{"message":"bad key"}}', undefined, ctx).message).toMatch(/bad key.*ACME_KEY/);
-    expect(httpError(403, 'forbidden', undefined, ctx).message).toMatch(/HTTP 403\): forbidden\. Fix: set ACME_KEY or pass the `apiKey` option/);
+    expect(httpError(403, 'forbidden', undefined, ctx).message).toMatch(
+      /HTTP 403\): forbidden\. Fix: set ACME_KEY or pass the `apiKey` option/,
+    );
   });
 
   it('reads Retry-After as seconds, as an HTTP date, as retry-after-ms, and Google retryDelay', () => {
@@ -44,19 +65,36 @@ describe('HTTP error mapping', () => {
   });
 
   it('maps in-stream error objects by type', () => {
-    expect(inBodyError({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, ctx)).toMatchObject({ code: 'server-error', retryable: true });
-    expect(inBodyError({ error: { message: 'slow', type: 'rate_limit_error' } }, ctx)).toMatchObject({ code: 'rate-limited', retryable: true });
-    expect(inBodyError({ error: { message: 'weird' } }, ctx)).toMatchObject({ code: 'invalid-response', retryable: false });
+    expect(
+      inBodyError({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, ctx),
+    ).toMatchObject({ code: 'server-error', retryable: true });
+    expect(inBodyError({ error: { message: 'slow', type: 'rate_limit_error' } }, ctx)).toMatchObject({
+      code: 'rate-limited',
+      retryable: true,
+    });
+    expect(inBodyError({ error: { message: 'weird' } }, ctx)).toMatchObject({
+      code: 'invalid-response',
+      retryable: false,
+    });
   });
 
   it('maps a broken connection to a retryable connection error, an unreachable address to a final one', () => {
-    const failure = new TypeError('fetch failed', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) });
+    const failure = new TypeError('fetch failed', {
+      cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }),
+    });
     expect(networkError(failure, ctx, 'http://x')).toMatchObject({ code: 'connection', retryable: true });
-    const unknownHost = new TypeError('fetch failed', { cause: Object.assign(new Error('getaddrinfo ENOTFOUND nope.invalid'), { code: 'ENOTFOUND' }) });
+    const unknownHost = new TypeError('fetch failed', {
+      cause: Object.assign(new Error('getaddrinfo ENOTFOUND nope.invalid'), { code: 'ENOTFOUND' }),
+    });
     const mapped = networkError(unknownHost, ctx, 'http://nope.invalid/v1');
     expect(mapped).toMatchObject({ code: 'connection', retryable: false });
-    expect(mapped.message).toMatch(/http:\/\/nope\.invalid\/v1: ENOTFOUND \(the host name does not resolve\)\. Check the `baseURL` option/);
-    expect(networkError(new Error('something else'), ctx, 'http://x')).toMatchObject({ code: 'internal', retryable: false });
+    expect(mapped.message).toMatch(
+      /http:\/\/nope\.invalid\/v1: ENOTFOUND \(the host name does not resolve\)\. Check the `baseURL` option/,
+    );
+    expect(networkError(new Error('something else'), ctx, 'http://x')).toMatchObject({
+      code: 'internal',
+      retryable: false,
+    });
   });
 });
 
@@ -67,7 +105,12 @@ describe('withRetry', () => {
   });
 
   const rateLimited = (wait: number) =>
-    new ProviderHttpError('rate-limited', 'slow down', { status: 429, body: '', retryAfterMs: wait }, { retryable: true });
+    new ProviderHttpError(
+      'rate-limited',
+      'slow down',
+      { status: 429, body: '', retryAfterMs: wait },
+      { retryable: true },
+    );
   const hooks = (signal?: AbortSignal) => ({ signal, redact: (error: HarnessError) => error });
 
   it('waits the Retry-After the server asked for before the next attempt', async () => {
@@ -146,14 +189,20 @@ describe('withRetry', () => {
 });
 
 describe('the default retry policy', () => {
-  const defaults = retrySettings(parseOptions('test', z.object({ maxRetries: commonFields.maxRetries, retry: RetryOptionsSchema }), {}));
+  const defaults = retrySettings(
+    parseOptions('test', z.object({ maxRetries: commonFields.maxRetries, retry: RetryOptionsSchema }), {}),
+  );
   const serverError = new HarnessError('server-error', 'HTTP 500', { retryable: true });
 
   /** Every delay the policy grants for `error` repeated until it says stop, with the jitter at its largest. */
   function delaysFor(error: HarnessError, settings: RetrySettings = defaults): number[] {
     const state = freshRetryState();
     const delays: number[] = [];
-    for (let delay = nextRetryDelay(error, state, settings, () => 1); delay !== undefined; delay = nextRetryDelay(error, state, settings, () => 1)) {
+    for (
+      let delay = nextRetryDelay(error, state, settings, () => 1);
+      delay !== undefined;
+      delay = nextRetryDelay(error, state, settings, () => 1)
+    ) {
       delays.push(delay);
     }
     return delays;
@@ -169,7 +218,13 @@ describe('the default retry policy', () => {
   });
 
   it('gives an unreachable address two quick retries, a timeout one', () => {
-    const refused = networkError(new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) }), ctx, 'http://x');
+    const refused = networkError(
+      new TypeError('fetch failed', {
+        cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+      }),
+      ctx,
+      'http://x',
+    );
     expect(delaysFor(refused)).toEqual([250, 500]);
     expect(delaysFor(new HarnessError('timeout', 'silent', { retryable: true }))).toEqual([1_000]);
   });
@@ -183,7 +238,8 @@ describe('the default retry policy', () => {
   });
 
   it('honours Retry-After up to maxRetryAfterMs, and stops before maxTotalDelayMs of waiting', () => {
-    const limited = (ms: number) => new ProviderHttpError('rate-limited', 'slow', { status: 429, body: '', retryAfterMs: ms }, { retryable: true });
+    const limited = (ms: number) =>
+      new ProviderHttpError('rate-limited', 'slow', { status: 429, body: '', retryAfterMs: ms }, { retryable: true });
     expect(delaysFor(limited(30_000))).toEqual([30_000, 30_000, 30_000]);
     expect(delaysFor(limited(61_000))).toEqual([]);
     expect(delaysFor(limited(30_000), { ...defaults, maxRetries: 0 })).toEqual([]);

@@ -18,16 +18,17 @@ import { SSE_HEADERS, sseBody, startLoopbackServer, type LoopbackServer } from '
 import { openAIWire } from './support/wire-formats.js';
 import { harnessRejection } from '../support/rejection.js';
 
-
 function backend(baseURL: string, extra: Partial<OpenAICompatibleOptions> = {}) {
-  return openAICompatible({ baseURL: `${baseURL}/v1`, apiKey: 'sk-test', model: 'gpt-test', retry: FAST_RETRY, ...extra });
+  return openAICompatible({
+    baseURL: `${baseURL}/v1`,
+    apiKey: 'sk-test',
+    model: 'gpt-test',
+    retry: FAST_RETRY,
+    ...extra,
+  });
 }
 
-runBackendConformance(
-  'openAICompatible',
-  (context) => backend(context.baseURL, adapterOptions(context)),
-  openAIWire,
-);
+runBackendConformance('openAICompatible', (context) => backend(context.baseURL, adapterOptions(context)), openAIWire);
 
 const ASK: GenerateRequest = { messages: [{ role: 'user', content: 'Hi' }] };
 
@@ -40,7 +41,8 @@ describe('openAICompatible', () => {
     await server.close();
   });
 
-  const replayChunks = (lines: string[]) => server.reply({ headers: SSE_HEADERS, body: sseBody(lines, { done: true }) });
+  const replayChunks = (lines: string[]) =>
+    server.reply({ headers: SSE_HEADERS, body: sseBody(lines, { done: true }) });
 
   describe('recorded fixtures', () => {
     it('openai/openai-text.chunks.txt: text deltas, finish chunk, usage-only chunk', async () => {
@@ -58,9 +60,13 @@ describe('openAICompatible', () => {
       const body = readFixture('providers/openai/openai-text.json');
       server.reply({ body });
       const result = await backend(server.baseURL).generate(ASK);
-      const expected = (JSON.parse(body) as { choices: Array<{ message: { content: string } }> }).choices[0]?.message.content;
+      const expected = (JSON.parse(body) as { choices: Array<{ message: { content: string } }> }).choices[0]?.message
+        .content;
       expect(result.message.content).toBe(expected);
-      expect(result).toMatchObject({ finishReason: 'stop', usage: { inputTokens: 16, outputTokens: 363, cachedInputTokens: 0 } });
+      expect(result).toMatchObject({
+        finishReason: 'stop',
+        usage: { inputTokens: 16, outputTokens: 363, cachedInputTokens: 0 },
+      });
     });
 
     it('openai/ChatCompletionStream.test.ts.snap: every recorded stream, incl. refusal and leading newlines', async () => {
@@ -79,7 +85,10 @@ describe('openAICompatible', () => {
         expect(result.usage, name).toEqual({ inputTokens: usage.prompt_tokens, outputTokens: usage.completion_tokens });
       }
       const leading = await (async () => {
-        server.reply({ headers: SSE_HEADERS, body: bodies.get('.stream() is robust against leading newline chunks 1') ?? '' });
+        server.reply({
+          headers: SSE_HEADERS,
+          body: bodies.get('.stream() is robust against leading newline chunks 1') ?? '',
+        });
         return backend(server.baseURL, { stream: true }).generate(ASK);
       })();
       expect(leading.message.content).toBe('\n\n{"city":"San Francisco","units":"c"}');
@@ -93,11 +102,21 @@ describe('openAICompatible', () => {
       if (!first || !second) throw new Error('cassette has two interactions');
       server.reply(cassetteResponse(first), cassetteResponse(second));
       const llm = backend(server.baseURL, { stream: true, model: 'gpt-4o-mini' });
-      const tools = [{ name: 'get_capital', description: '', inputSchema: { type: 'object', properties: { country: { type: 'string' } } } }];
-      const messages: Message[] = [{ role: 'user', content: 'What is the capital of the UK? Use the tool, then answer.' }];
+      const tools = [
+        {
+          name: 'get_capital',
+          description: '',
+          inputSchema: { type: 'object', properties: { country: { type: 'string' } } },
+        },
+      ];
+      const messages: Message[] = [
+        { role: 'user', content: 'What is the capital of the UK? Use the tool, then answer.' },
+      ];
       const turn1 = await llm.generate({ messages, tools, toolChoice: 'auto' });
       expect(turn1.finishReason).toBe('tool-calls');
-      expect(turn1.message.toolCalls).toEqual([{ id: 'call_ZR5UUuTt3pf61kjwAJIYdVMj', name: 'get_capital', arguments: '{"country":"UK"}' }]);
+      expect(turn1.message.toolCalls).toEqual([
+        { id: 'call_ZR5UUuTt3pf61kjwAJIYdVMj', name: 'get_capital', arguments: '{"country":"UK"}' },
+      ]);
       expect(turn1.usage).toEqual({ inputTokens: 53, outputTokens: 15, cachedInputTokens: 0 });
       const call = turn1.message.toolCalls[0]!;
       messages.push(turn1.message, { role: 'tool', toolCallId: call.id, toolName: call.name, content: 'London' });
@@ -106,11 +125,20 @@ describe('openAICompatible', () => {
       expect(turn2.message.content).toMatch(/London/);
       // Our second request carries the same messages the real client sent.
       expect(server.requests[1]?.body.messages).toEqual(second.request.parsed_body?.messages);
-      expect(server.requests[1]?.body).toMatchObject({ model: 'gpt-4o-mini', stream: true, stream_options: { include_usage: true }, tool_choice: 'auto' });
+      expect(server.requests[1]?.body).toMatchObject({
+        model: 'gpt-4o-mini',
+        stream: true,
+        stream_options: { include_usage: true },
+        tool_choice: 'auto',
+      });
     });
 
     it('openai/reasoning-model-legacy-parameter-error.json: retries with max_completion_tokens and remembers it', async () => {
-      server.reply({ status: 400, body: readFixture('providers/openai/reasoning-model-legacy-parameter-error.json') }, openAIWire.reply({ text: ['ok'], finish: 'stop', usage: { input: 1, output: 1 } }, false), openAIWire.reply({ text: ['again'], finish: 'stop', usage: { input: 1, output: 1 } }, false));
+      server.reply(
+        { status: 400, body: readFixture('providers/openai/reasoning-model-legacy-parameter-error.json') },
+        openAIWire.reply({ text: ['ok'], finish: 'stop', usage: { input: 1, output: 1 } }, false),
+        openAIWire.reply({ text: ['again'], finish: 'stop', usage: { input: 1, output: 1 } }, false),
+      );
       const llm = backend(server.baseURL);
       expect((await llm.generate({ ...ASK, maxOutputTokens: 100 })).message.content).toBe('ok');
       expect(server.requests[0]?.body.max_tokens).toBe(100);
@@ -128,7 +156,9 @@ describe('openAICompatible', () => {
       expect(result.message.reasoning).toBe(concatDeltas(chunks, 'reasoning_content'));
       expect(result.message.reasoning).toMatch(/^The user is asking for the weather/);
       expect(result.message.content).toBe('');
-      expect(result.message.toolCalls).toEqual([{ id: 'call_00_ioIn7yN9p1ZOMNpDLwd4MgAF', name: 'weather', arguments: '{"location": "San Francisco"}' }]);
+      expect(result.message.toolCalls).toEqual([
+        { id: 'call_00_ioIn7yN9p1ZOMNpDLwd4MgAF', name: 'weather', arguments: '{"location": "San Francisco"}' },
+      ]);
       expect(result.finishReason).toBe('tool-calls');
       expect(result.usage).toEqual({ inputTokens: 339, outputTokens: 83, cachedInputTokens: 320 });
     });
@@ -139,10 +169,16 @@ describe('openAICompatible', () => {
       for await (const part of backend(server.baseURL).stream(ASK)) parts.push(part);
       const finish = parts.at(-1);
       if (finish?.type !== 'finish') throw new Error('stream must end with finish');
-      expect(finish.result.message.toolCalls).toEqual([{ id: 'call_eee11723464a4b9eb8cee71d', name: 'weather', arguments: '{"location": "San Francisco"}' }]);
+      expect(finish.result.message.toolCalls).toEqual([
+        { id: 'call_eee11723464a4b9eb8cee71d', name: 'weather', arguments: '{"location": "San Francisco"}' },
+      ]);
       expect(finish.result.finishReason).toBe('tool-calls');
       expect(finish.result.usage).toEqual({ inputTokens: 295, outputTokens: 22, cachedInputTokens: 0 });
-      expect(parts.filter((p) => p.type === 'tool-call-delta').every((p) => p.type === 'tool-call-delta' && p.id === 'call_eee11723464a4b9eb8cee71d')).toBe(true);
+      expect(
+        parts
+          .filter((p) => p.type === 'tool-call-delta')
+          .every((p) => p.type === 'tool-call-delta' && p.id === 'call_eee11723464a4b9eb8cee71d'),
+      ).toBe(true);
     });
 
     it('zhipu/test_zai_thinking_stream.yaml: reasoning then content, role repeated, usage with finish', async () => {
@@ -173,7 +209,9 @@ describe('openAICompatible', () => {
       expect(error.message).toMatch(/Tool call validation failed/);
       expect((error as ProviderHttpError).status).toBe(400);
       const result = await llm.generate(ASK);
-      expect(result.message.toolCalls).toEqual([{ id: 'fc_311ba17b-89f9-48d3-8fd9-7e74a1264855', name: 'get_something_by_name', arguments: '{"name":"test"}' }]);
+      expect(result.message.toolCalls).toEqual([
+        { id: 'fc_311ba17b-89f9-48d3-8fd9-7e74a1264855', name: 'get_something_by_name', arguments: '{"name":"test"}' },
+      ]);
       expect(result.message.reasoning).toMatch(/correct param/);
       expect(result.finishReason).toBe('tool-calls');
       expect(result.usage).toEqual({ inputTokens: 301, outputTokens: 52 });
@@ -190,7 +228,9 @@ describe('openAICompatible', () => {
       expect(one.message.reasoning).toMatch(/^We need to answer question/);
       expect(one).toMatchObject({ finishReason: 'stop', usage: { inputTokens: 134, outputTokens: 122 } });
       const two = await llm.generate(ASK);
-      expect(two.message.toolCalls).toEqual([{ id: 'call_o2vnpxrw', name: 'final_result', arguments: '{"city":"Paris","country":"France"}' }]);
+      expect(two.message.toolCalls).toEqual([
+        { id: 'call_o2vnpxrw', name: 'final_result', arguments: '{"city":"Paris","country":"France"}' },
+      ]);
       expect(two).toMatchObject({ finishReason: 'tool-calls', usage: { inputTokens: 206, outputTokens: 194 } });
       expect(server.requests[0]?.headers.authorization).toBeUndefined();
     });
@@ -254,7 +294,9 @@ describe('openAICompatible', () => {
       const result = await backend(server.baseURL, { stream: true }).generate(ASK);
       expect(result.finishReason).toBe('length');
       expect(result.message.content).toBe('I will save it.');
-      expect(result.message.toolCalls).toEqual([{ id: 'call_w', name: 'write_file', arguments: '{"path":"report.md","content":"# Report\\n\\nThe first' }]);
+      expect(result.message.toolCalls).toEqual([
+        { id: 'call_w', name: 'write_file', arguments: '{"path":"report.md","content":"# Report\\n\\nThe first' },
+      ]);
     });
 
     it('an event: error frame inside a 200 stream rejects instead of returning the partial text', async () => {
@@ -273,9 +315,31 @@ describe('openAICompatible', () => {
       await backend(server.baseURL, { headers: { 'x-extra': '1' } }).generate({
         messages: [
           { role: 'system', content: 'sys' },
-          { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image', data: 'AAAA', mediaType: 'image/png' }, { type: 'image', data: 'https://x.test/a.jpg', mediaType: 'image/jpeg' }] },
-          { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'shot', arguments: '{}' }, { id: 'c2', name: 'read', arguments: '{"p":1}' }] },
-          { role: 'tool', toolCallId: 'c1', toolName: 'shot', content: [{ type: 'text', text: 'took it' }, { type: 'image', data: 'BBBB', mediaType: 'image/png' }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'look' },
+              { type: 'image', data: 'AAAA', mediaType: 'image/png' },
+              { type: 'image', data: 'https://x.test/a.jpg', mediaType: 'image/jpeg' },
+            ],
+          },
+          {
+            role: 'assistant',
+            content: '',
+            toolCalls: [
+              { id: 'c1', name: 'shot', arguments: '{}' },
+              { id: 'c2', name: 'read', arguments: '{"p":1}' },
+            ],
+          },
+          {
+            role: 'tool',
+            toolCallId: 'c1',
+            toolName: 'shot',
+            content: [
+              { type: 'text', text: 'took it' },
+              { type: 'image', data: 'BBBB', mediaType: 'image/png' },
+            ],
+          },
           { role: 'tool', toolCallId: 'c2', toolName: 'read', content: 'nope', isError: true },
         ],
         tools: [{ name: 'read', description: 'Read', inputSchema: { type: 'object' } }],
@@ -288,12 +352,27 @@ describe('openAICompatible', () => {
       expect(request.path).toBe('/v1/chat/completions');
       expect(request.headers.authorization).toBe('Bearer sk-test');
       expect(request.headers['x-extra']).toBe('1');
-      expect(request.body).toMatchObject({ model: 'gpt-test', temperature: 0.2, top_p: 0.9, max_tokens: 256, stream: false });
-      expect(request.body.tools).toEqual([{ type: 'function', function: { name: 'read', description: 'Read', parameters: { type: 'object' } } }]);
+      expect(request.body).toMatchObject({
+        model: 'gpt-test',
+        temperature: 0.2,
+        top_p: 0.9,
+        max_tokens: 256,
+        stream: false,
+      });
+      expect(request.body.tools).toEqual([
+        { type: 'function', function: { name: 'read', description: 'Read', parameters: { type: 'object' } } },
+      ]);
       expect(request.body.tool_choice).toEqual({ type: 'function', function: { name: 'read' } });
       expect(request.body.messages).toEqual([
         { role: 'system', content: 'sys' },
-        { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }, { type: 'image_url', image_url: { url: 'https://x.test/a.jpg' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'look' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+            { type: 'image_url', image_url: { url: 'https://x.test/a.jpg' } },
+          ],
+        },
         {
           role: 'assistant',
           content: null,
@@ -304,17 +383,34 @@ describe('openAICompatible', () => {
         },
         { role: 'tool', tool_call_id: 'c1', content: 'took it' },
         { role: 'tool', tool_call_id: 'c2', content: 'Error: nope' },
-        { role: 'user', content: [{ type: 'text', text: 'Images returned by the tool calls above:' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,BBBB' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Images returned by the tool calls above:' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,BBBB' } },
+          ],
+        },
       ]);
     });
 
     it('steps response_format down json_schema → json_object → prompt-only when rejected, and remembers it', async () => {
-      const reject = (text: string) => ({ status: 400, body: JSON.stringify({ error: { message: text, type: 'invalid_request_error' } }) });
-      server.reply(reject("Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model."), reject('response_format json_object is not supported'), ok(), ok());
+      const reject = (text: string) => ({
+        status: 400,
+        body: JSON.stringify({ error: { message: text, type: 'invalid_request_error' } }),
+      });
+      server.reply(
+        reject("Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model."),
+        reject('response_format json_object is not supported'),
+        ok(),
+        ok(),
+      );
       const llm = backend(server.baseURL);
       const schema = { type: 'object', properties: { passed: { type: 'boolean' } } };
       await llm.generate({ ...ASK, responseFormat: { type: 'json', schema, name: 'verdict' } });
-      expect(server.requests[0]?.body.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'verdict', schema } });
+      expect(server.requests[0]?.body.response_format).toEqual({
+        type: 'json_schema',
+        json_schema: { name: 'verdict', schema },
+      });
       expect(server.requests[1]?.body.response_format).toEqual({ type: 'json_object' });
       expect(server.requests[2]?.body).not.toHaveProperty('response_format');
       const lastMessage = (server.requests[2]?.body.messages as Array<{ content: string }> | undefined)?.at(-1);
@@ -326,7 +422,9 @@ describe('openAICompatible', () => {
 
     it('a 400 unrelated to response_format is not retried with a downgrade', async () => {
       server.reply({ status: 400, body: JSON.stringify({ error: { message: 'messages must not be empty' } }) });
-      const error = await harnessRejection(backend(server.baseURL).generate({ ...ASK, responseFormat: { type: 'json' } }));
+      const error = await harnessRejection(
+        backend(server.baseURL).generate({ ...ASK, responseFormat: { type: 'json' } }),
+      );
       expect(error.code).toBe('bad-request');
       expect(server.requests).toHaveLength(1);
       expect(server.requests[0]?.body.response_format).toEqual({ type: 'json_object' });
@@ -341,8 +439,13 @@ describe('openAICompatible', () => {
       body: JSON.stringify({ error: { message, type: 'invalid_request_error', param, code } }),
     });
     const temperatureUnsupported = () =>
-      openAIError("Unsupported value: 'temperature' does not support 0.2 with this model. Only the default (1) value is supported.", 'temperature', 'unsupported_value');
-    const topPUnsupported = () => openAIError("Unsupported parameter: 'top_p' is not supported with this model.", 'top_p', 'unsupported_parameter');
+      openAIError(
+        "Unsupported value: 'temperature' does not support 0.2 with this model. Only the default (1) value is supported.",
+        'temperature',
+        'unsupported_value',
+      );
+    const topPUnsupported = () =>
+      openAIError("Unsupported parameter: 'top_p' is not supported with this model.", 'top_p', 'unsupported_parameter');
 
     it.each(['o1', 'o3-mini', 'o4-mini-2025-04-16', 'gpt-5', 'gpt-5-mini', 'gpt-5.1', 'gpt-5.2-pro', 'openai/o3'])(
       'a known reasoning model (%s) gets neither temperature nor top_p, and its limit as max_completion_tokens',
@@ -375,10 +478,19 @@ describe('openAICompatible', () => {
         .intercept({ path: '/v1/chat/completions', method: 'POST' })
         .reply(({ body }) => {
           bodies.push(JSON.parse(String(body)) as Record<string, unknown>);
-          return { statusCode: 200, data: String(ok().body), responseOptions: { headers: { 'content-type': 'application/json' } } };
+          return {
+            statusCode: 200,
+            data: String(ok().body),
+            responseOptions: { headers: { 'content-type': 'application/json' } },
+          };
         })
         .times(2);
-      const llm = openAICompatible({ baseURL: 'https://api.openai.com/v1', apiKey: 'sk-test', model: 'gpt-4.1', dispatcher: agent });
+      const llm = openAICompatible({
+        baseURL: 'https://api.openai.com/v1',
+        apiKey: 'sk-test',
+        model: 'gpt-4.1',
+        dispatcher: agent,
+      });
       await llm.generate(SAMPLED);
       await llm.generate(ASK);
       expect(bodies[0]).toMatchObject({ temperature: 0.2, top_p: 0.9, max_completion_tokens: 300 });
@@ -402,7 +514,11 @@ describe('openAICompatible', () => {
     });
 
     it('each rejected field is dropped in turn, also through stream()', async () => {
-      server.reply(temperatureUnsupported(), topPUnsupported(), openAIWire.reply({ text: ['ok'], finish: 'stop', usage: { input: 1, output: 1 } }, true));
+      server.reply(
+        temperatureUnsupported(),
+        topPUnsupported(),
+        openAIWire.reply({ text: ['ok'], finish: 'stop', usage: { input: 1, output: 1 } }, true),
+      );
       const parts = [];
       for await (const part of backend(server.baseURL).stream(SAMPLED)) parts.push(part);
       expect(parts.at(-1)).toMatchObject({ type: 'finish', result: { message: { content: 'ok' } } });
@@ -414,7 +530,14 @@ describe('openAICompatible', () => {
     });
 
     it('a 400 about a sampling field that was not sent, or about its value, is reported, not resent', async () => {
-      server.reply(topPUnsupported(), openAIError("Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got 3 instead.", 'temperature', 'decimal_above_max_value'));
+      server.reply(
+        topPUnsupported(),
+        openAIError(
+          "Invalid 'temperature': decimal above maximum value. Expected a value <= 2, but got 3 instead.",
+          'temperature',
+          'decimal_above_max_value',
+        ),
+      );
       const first = await harnessRejection(backend(server.baseURL).generate({ ...ASK, temperature: 0.2 }));
       const second = await harnessRejection(backend(server.baseURL).generate({ ...ASK, temperature: 3 }));
       expect([first.code, second.code]).toEqual(['bad-request', 'bad-request']);
@@ -424,7 +547,14 @@ describe('openAICompatible', () => {
     it('a server that rejects max_completion_tokens gets max_tokens, once and remembered; a second rejection is reported', async () => {
       const forbidden = {
         status: 400,
-        body: JSON.stringify({ object: 'error', message: "[{'type': 'extra_forbidden', 'loc': ('body', 'max_completion_tokens'), 'msg': 'Extra inputs are not permitted', 'input': 300}]", type: 'BadRequestError', param: null, code: 400 }),
+        body: JSON.stringify({
+          object: 'error',
+          message:
+            "[{'type': 'extra_forbidden', 'loc': ('body', 'max_completion_tokens'), 'msg': 'Extra inputs are not permitted', 'input': 300}]",
+          type: 'BadRequestError',
+          param: null,
+          code: 400,
+        }),
       };
       server.reply(forbidden, ok(), ok());
       const llm = backend(server.baseURL, { model: 'o3-mini' });
@@ -436,7 +566,10 @@ describe('openAICompatible', () => {
         [undefined, 300],
       ]);
 
-      server.reply({ status: 400, body: readFixture('providers/openai/reasoning-model-legacy-parameter-error.json') }, forbidden);
+      server.reply(
+        { status: 400, body: readFixture('providers/openai/reasoning-model-legacy-parameter-error.json') },
+        forbidden,
+      );
       const error = await harnessRejection(backend(server.baseURL).generate(SAMPLED));
       expect(error.code).toBe('bad-request');
       expect(server.requests.slice(3).map((r) => [r.body.max_tokens, r.body.max_completion_tokens])).toEqual([
@@ -456,12 +589,16 @@ describe('openAICompatible', () => {
       expect(provider('https://generativelanguage.googleapis.com/v1beta/openai')).toBe('google');
       expect(provider('http://localhost:11434/v1')).toBe('ollama');
       expect(provider('http://127.0.0.1:8000/v1')).toBe('openai-compatible');
-      expect(openAICompatible({ baseURL: 'http://127.0.0.1:8000/v1', model: 'm', provider: 'vllm' }).provider).toBe('vllm');
+      expect(openAICompatible({ baseURL: 'http://127.0.0.1:8000/v1', model: 'm', provider: 'vllm' }).provider).toBe(
+        'vllm',
+      );
     });
 
     it('reports contextWindow with the default when omitted', () => {
       expect(openAICompatible({ baseURL: 'http://127.0.0.1/v1', model: 'm' }).contextWindow).toBe(128_000);
-      expect(openAICompatible({ baseURL: 'http://127.0.0.1/v1', model: 'm', contextWindow: 32_768 }).contextWindow).toBe(32_768);
+      expect(
+        openAICompatible({ baseURL: 'http://127.0.0.1/v1', model: 'm', contextWindow: 32_768 }).contextWindow,
+      ).toBe(32_768);
     });
 
     it.each([
@@ -487,8 +624,18 @@ describe('openAICompatible', () => {
     it('names OPENAI_API_KEY when api.openai.com rejects the key', async () => {
       const agent = new MockAgent();
       agent.disableNetConnect();
-      agent.get('https://api.openai.com').intercept({ path: '/v1/chat/completions', method: 'POST' }).reply(401, { error: { message: 'Incorrect API key provided' } });
-      const error = await harnessRejection(openAICompatible({ baseURL: 'https://api.openai.com/v1', apiKey: 'bad', model: 'gpt-4.1', dispatcher: agent }).generate(ASK));
+      agent
+        .get('https://api.openai.com')
+        .intercept({ path: '/v1/chat/completions', method: 'POST' })
+        .reply(401, { error: { message: 'Incorrect API key provided' } });
+      const error = await harnessRejection(
+        openAICompatible({
+          baseURL: 'https://api.openai.com/v1',
+          apiKey: 'bad',
+          model: 'gpt-4.1',
+          dispatcher: agent,
+        }).generate(ASK),
+      );
       expect(error.code).toBe('authentication');
       expect(error.message).toMatch(/OPENAI_API_KEY/);
       expect(error.message).toMatch(/Incorrect API key provided/);
@@ -499,15 +646,29 @@ describe('openAICompatible', () => {
       const agent = new MockAgent();
       agent.disableNetConnect();
       const pool = agent.get('https://api.deepseek.com');
-      pool.intercept({ path: '/v1/chat/completions', method: 'POST' }).reply(403, { error: { message: 'Authentication Fails' } });
-      const withKey = await harnessRejection(openAICompatible({ baseURL: 'https://api.deepseek.com/v1', apiKey: 'bad', model: 'deepseek-chat', dispatcher: agent, maxRetries: 3 }).generate(ASK));
+      pool
+        .intercept({ path: '/v1/chat/completions', method: 'POST' })
+        .reply(403, { error: { message: 'Authentication Fails' } });
+      const withKey = await harnessRejection(
+        openAICompatible({
+          baseURL: 'https://api.deepseek.com/v1',
+          apiKey: 'bad',
+          model: 'deepseek-chat',
+          dispatcher: agent,
+          maxRetries: 3,
+        }).generate(ASK),
+      );
       expect(withKey).toMatchObject({ code: 'authentication', retryable: false });
-      expect(withKey.message).toMatch(/HTTP 403.*Authentication Fails.*`apiKey` option.*process\.env\.DEEPSEEK_API_KEY/);
+      expect(withKey.message).toMatch(
+        /HTTP 403.*Authentication Fails.*`apiKey` option.*process\.env\.DEEPSEEK_API_KEY/,
+      );
       expect(withKey.message).not.toMatch(/no API key was sent/);
       await agent.close();
 
       server.reply({ status: 401, body: JSON.stringify({ error: { message: 'missing bearer token' } }) });
-      const withoutKey = await harnessRejection(openAICompatible({ baseURL: `${server.baseURL}/v1`, model: 'm', maxRetries: 3 }).generate(ASK));
+      const withoutKey = await harnessRejection(
+        openAICompatible({ baseURL: `${server.baseURL}/v1`, model: 'm', maxRetries: 3 }).generate(ASK),
+      );
       expect(withoutKey.code).toBe('authentication');
       expect(withoutKey.message).toMatch(/no API key was sent; pass this provider's key as the `apiKey` option/);
       expect(server.requests).toHaveLength(1);
@@ -516,7 +677,14 @@ describe('openAICompatible', () => {
     it('maps a refused connection to a final connection error naming the URL', async () => {
       const port = Number(new URL(server.baseURL).port);
       await server.close();
-      const error = await harnessRejection(openAICompatible({ baseURL: `http://127.0.0.1:${port}/v1`, model: 'm', maxRetries: 1, retry: FAST_RETRY }).generate(ASK));
+      const error = await harnessRejection(
+        openAICompatible({
+          baseURL: `http://127.0.0.1:${port}/v1`,
+          model: 'm',
+          maxRetries: 1,
+          retry: FAST_RETRY,
+        }).generate(ASK),
+      );
       expect(error.code).toBe('connection');
       expect(error.retryable).toBe(false);
       expect(error.message).toMatch(/ECONNREFUSED/);
@@ -530,8 +698,15 @@ describe('openAICompatible', () => {
       agent
         .get('https://llm.example')
         .intercept({ path: '/v1/chat/completions', method: 'POST' })
-        .reply(200, sseBody(readChunks('providers/alibaba/alibaba-tool-call.chunks.txt'), { done: true }), { headers: SSE_HEADERS });
-      const result: GenerateResult = await openAICompatible({ baseURL: 'https://llm.example/v1', model: 'qwen3-max', stream: true, dispatcher: agent }).generate(ASK);
+        .reply(200, sseBody(readChunks('providers/alibaba/alibaba-tool-call.chunks.txt'), { done: true }), {
+          headers: SSE_HEADERS,
+        });
+      const result: GenerateResult = await openAICompatible({
+        baseURL: 'https://llm.example/v1',
+        model: 'qwen3-max',
+        stream: true,
+        dispatcher: agent,
+      }).generate(ASK);
       expect(result.message.toolCalls[0]?.name).toBe('weather');
       await agent.close();
     });

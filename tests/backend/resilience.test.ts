@@ -4,7 +4,8 @@ import { ADAPTERS, closedPort, collect, recordingRequest } from './support/adapt
 import { startLoopbackServer, type LoopbackServer } from './support/loopback-server.js';
 
 const FAST = { minTimeoutMs: 1, maxTimeoutMs: 5 };
-const HTML_PAGE = '<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head><body><h1>Gateway says hello</h1></body></html>';
+const HTML_PAGE =
+  '<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head><body><h1>Gateway says hello</h1></body></html>';
 
 describe.each(ADAPTERS)('$name: failing fast, reporting retries, timing out, reading any 200', ({ make, wire }) => {
   let server: LoopbackServer;
@@ -14,7 +15,8 @@ describe.each(ADAPTERS)('$name: failing fast, reporting retries, timing out, rea
   afterEach(async () => {
     await server.close();
   });
-  const ok = (stream: boolean) => wire.reply({ text: ['fine'], finish: 'stop', usage: { input: 2, output: 1 } }, stream);
+  const ok = (stream: boolean) =>
+    wire.reply({ text: ['fine'], finish: 'stop', usage: { input: 2, output: 1 } }, stream);
 
   describe('a baseURL nobody listens on', () => {
     it('gives up after two quick retries, with sub-second reported delays and an error naming the URL', async () => {
@@ -45,7 +47,9 @@ describe.each(ADAPTERS)('$name: failing fast, reporting retries, timing out, rea
       await harnessRejection(make(baseURL, { retry: { connectRetries: 5, connectDelayMs: 1 } }).generate(five.request));
       expect(five.notices.map((n) => n.delayMs)).toEqual([1, 2, 4, 8]);
       const more = recordingRequest();
-      await harnessRejection(make(baseURL, { maxRetries: 9, retry: { connectRetries: 5, connectDelayMs: 1 } }).generate(more.request));
+      await harnessRejection(
+        make(baseURL, { maxRetries: 9, retry: { connectRetries: 5, connectDelayMs: 1 } }).generate(more.request),
+      );
       expect(more.notices).toHaveLength(5);
       const none = recordingRequest();
       await harnessRejection(make(baseURL, { maxRetries: 0 }).generate(none.request));
@@ -55,12 +59,19 @@ describe.each(ADAPTERS)('$name: failing fast, reporting retries, timing out, rea
 
   describe.each([false, true])('retry notices (stream: %s)', (stream) => {
     it('calls onRetry once per retry, before the wait, with the failed attempt, the delay and the error', async () => {
-      server.reply({ status: 503, body: 'upstream unavailable', headers: { 'content-type': 'text/plain' } }, wire.rateLimited('0'), ok(stream));
+      server.reply(
+        { status: 503, body: 'upstream unavailable', headers: { 'content-type': 'text/plain' } },
+        wire.rateLimited('0'),
+        ok(stream),
+      );
       const { request, notices } = recordingRequest();
       const result = await make(server.baseURL, { stream, retry: FAST }).generate(request);
       expect(result.message.content).toBe('fine');
       expect(notices).toHaveLength(2);
-      expect(notices[0]).toMatchObject({ attempt: 1, error: { code: 'server-error', message: expect.stringMatching(/HTTP 503/) } });
+      expect(notices[0]).toMatchObject({
+        attempt: 1,
+        error: { code: 'server-error', message: expect.stringMatching(/HTTP 503/) },
+      });
       expect(notices[1]).toMatchObject({ attempt: 2, error: { code: 'rate-limited' } });
       expect(notices.every((n) => n.delayMs >= 0 && n.delayMs <= FAST.maxTimeoutMs)).toBe(true);
     });
@@ -88,7 +99,10 @@ describe.each(ADAPTERS)('$name: failing fast, reporting retries, timing out, rea
 
     it('retries a truncated JSON body sent with status 200', async () => {
       const full = String(ok(false).body);
-      server.reply({ status: 200, headers: { 'content-type': 'application/json' }, body: full.slice(0, full.length - 20) }, ok(stream));
+      server.reply(
+        { status: 200, headers: { 'content-type': 'application/json' }, body: full.slice(0, full.length - 20) },
+        ok(stream),
+      );
       const { request, notices } = recordingRequest();
       const result = await make(server.baseURL, { stream, retry: FAST }).generate(request);
       expect(result.message.content).toBe('fine');
@@ -97,7 +111,9 @@ describe.each(ADAPTERS)('$name: failing fast, reporting retries, timing out, rea
 
     it('says what came back when a 200 body is neither an event stream nor a completion', async () => {
       server.reply({ status: 200, headers: { 'content-type': 'text/html; charset=utf-8' }, body: HTML_PAGE });
-      const error = await harnessRejection(make(server.baseURL, { stream, maxRetries: 0 }).generate({ messages: [{ role: 'user', content: 'Hi' }] }));
+      const error = await harnessRejection(
+        make(server.baseURL, { stream, maxRetries: 0 }).generate({ messages: [{ role: 'user', content: 'Hi' }] }),
+      );
       expect(error).toMatchObject({ code: 'invalid-response', retryable: true });
       expect(error.message).toMatch(/HTTP 200/);
       expect(error.message).toContain('text/html; charset=utf-8');
@@ -116,7 +132,9 @@ describe.each(ADAPTERS)('$name: failing fast, reporting retries, timing out, rea
 
     it('generate() reads it as a normal completion', async () => {
       server.reply(wire.reply(spec, false));
-      const result = await make(server.baseURL, { stream: true, maxRetries: 0 }).generate({ messages: [{ role: 'user', content: 'Hi' }] });
+      const result = await make(server.baseURL, { stream: true, maxRetries: 0 }).generate({
+        messages: [{ role: 'user', content: 'Hi' }],
+      });
       expect(result.message.content).toBe('Reading it.');
       expect(result.message.toolCalls).toEqual([{ id: 'call_j', name: 'read_file', arguments: '{"path":"a.txt"}' }]);
       expect(result).toMatchObject({ finishReason: 'tool-calls', usage: { inputTokens: 7, outputTokens: 4 } });
@@ -125,17 +143,24 @@ describe.each(ADAPTERS)('$name: failing fast, reporting retries, timing out, rea
 
     it('stream() yields the same parts a stream would', async () => {
       server.reply(wire.reply(spec, false));
-      const parts = await collect(make(server.baseURL, { maxRetries: 0 }).stream({ messages: [{ role: 'user', content: 'Hi' }] }));
+      const parts = await collect(
+        make(server.baseURL, { maxRetries: 0 }).stream({ messages: [{ role: 'user', content: 'Hi' }] }),
+      );
       expect(parts.slice(0, -1)).toEqual([
         { type: 'text-delta', text: 'Reading it.' },
         { type: 'tool-call-delta', id: 'call_j', name: 'read_file', argumentsDelta: '{"path":"a.txt"}' },
       ]);
-      expect(parts.at(-1)).toMatchObject({ type: 'finish', result: { finishReason: 'tool-calls', message: { content: 'Reading it.' } } });
+      expect(parts.at(-1)).toMatchObject({
+        type: 'finish',
+        result: { finishReason: 'tool-calls', message: { content: 'Reading it.' } },
+      });
     });
 
     it('and the other way round: an event stream sent to a non-streaming request is read as a stream', async () => {
       server.reply(wire.reply(spec, true));
-      const result = await make(server.baseURL, { stream: false, maxRetries: 0 }).generate({ messages: [{ role: 'user', content: 'Hi' }] });
+      const result = await make(server.baseURL, { stream: false, maxRetries: 0 }).generate({
+        messages: [{ role: 'user', content: 'Hi' }],
+      });
       expect(result.message.content).toBe('Reading it.');
       expect(result.message.toolCalls).toEqual([{ id: 'call_j', name: 'read_file', arguments: '{"path":"a.txt"}' }]);
     });
@@ -143,7 +168,9 @@ describe.each(ADAPTERS)('$name: failing fast, reporting retries, timing out, rea
     it('also without a content-type, and an error object in it is still the provider error', async () => {
       server.reply({ ...wire.reply(spec, false), headers: {} }, wire.errorInBody());
       const backend = make(server.baseURL, { stream: true, maxRetries: 0 });
-      expect((await backend.generate({ messages: [{ role: 'user', content: 'Hi' }] })).message.content).toBe('Reading it.');
+      expect((await backend.generate({ messages: [{ role: 'user', content: 'Hi' }] })).message.content).toBe(
+        'Reading it.',
+      );
       const error = await harnessRejection(backend.generate({ messages: [{ role: 'user', content: 'Hi' }] }));
       expect(error.message).toMatch(/Model failed to produce output/);
     });
@@ -153,7 +180,9 @@ describe.each(ADAPTERS)('$name: failing fast, reporting retries, timing out, rea
     it('firstByteTimeoutMs: a server that never sends headers, retried once by default', async () => {
       server.reply({ stall: true }, { stall: true }, ok(false));
       const { request, notices } = recordingRequest();
-      const error = await harnessRejection(make(server.baseURL, { firstByteTimeoutMs: 100, retry: FAST }).generate(request));
+      const error = await harnessRejection(
+        make(server.baseURL, { firstByteTimeoutMs: 100, retry: FAST }).generate(request),
+      );
       expect(error).toMatchObject({ code: 'timeout', retryable: true });
       expect(error.message).toMatch(/firstByteTimeoutMs \(100 ms\)/);
       expect(notices).toHaveLength(1);
@@ -165,7 +194,9 @@ describe.each(ADAPTERS)('$name: failing fast, reporting retries, timing out, rea
       const seen: string[] = [];
       const error = await harnessRejection(
         (async () => {
-          for await (const part of make(server.baseURL, { idleTimeoutMs: 100, maxRetries: 0 }).stream({ messages: [{ role: 'user', content: 'Hi' }] })) {
+          for await (const part of make(server.baseURL, { idleTimeoutMs: 100, maxRetries: 0 }).stream({
+            messages: [{ role: 'user', content: 'Hi' }],
+          })) {
             seen.push(part.type);
           }
         })(),
@@ -178,7 +209,11 @@ describe.each(ADAPTERS)('$name: failing fast, reporting retries, timing out, rea
 
     it('the total timeoutMs still bounds a stream that keeps trickling', async () => {
       server.reply({ ...wire.partialStream(), hang: true });
-      const error = await harnessRejection(make(server.baseURL, { stream: true, timeoutMs: 150, maxRetries: 0 }).generate({ messages: [{ role: 'user', content: 'Hi' }] }));
+      const error = await harnessRejection(
+        make(server.baseURL, { stream: true, timeoutMs: 150, maxRetries: 0 }).generate({
+          messages: [{ role: 'user', content: 'Hi' }],
+        }),
+      );
       expect(error.code).toBe('timeout');
       expect(error.message).toMatch(/timeoutMs \(150 ms\)/);
       expect(error.message).not.toMatch(/idleTimeoutMs|firstByteTimeoutMs/);

@@ -20,7 +20,9 @@ describe('parseSse', () => {
   });
 
   it('joins multi-line data with newlines and skips comments and id/retry fields', async () => {
-    expect(await frames(': hello\nid: 7\nretry: 100\ndata: line one\ndata: line two\n\n')).toEqual([{ event: undefined, data: 'line one\nline two' }]);
+    expect(await frames(': hello\nid: 7\nretry: 100\ndata: line one\ndata: line two\n\n')).toEqual([
+      { event: undefined, data: 'line one\nline two' },
+    ]);
   });
 
   it('accepts \\r\\n and bare \\r line ends, also split between chunks', async () => {

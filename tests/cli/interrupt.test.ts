@@ -21,7 +21,17 @@ it('Ctrl-C (SIGINT) aborts a run waiting on the model: exit 130, the workspace k
   tmp = await mkdtemp(path.join(tmpdir(), 'harness-cli-sigint-'));
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'src/cli/bin.ts', 'run', 'Write hello.md', '--base-url', server.baseURL, '--model', 'fake-model'],
+    [
+      '--import',
+      'tsx',
+      'src/cli/bin.ts',
+      'run',
+      'Write hello.md',
+      '--base-url',
+      server.baseURL,
+      '--model',
+      'fake-model',
+    ],
     // Only what a user's shell would pass; the default workspace goes under TMPDIR.
     { cwd: root, env: { PATH: process.env.PATH ?? '', HOME: tmp, TMPDIR: tmp }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -43,4 +53,3 @@ it('Ctrl-C (SIGINT) aborts a run waiting on the model: exit 130, the workspace k
   expect(stdout).toContain(`workspace: ${workspace}`);
   expect(stdout).toContain('■ aborted');
 }, 120_000); // a child process that loads the sources through tsx: slow to start on a busy machine
-

@@ -26,11 +26,14 @@ function importGraph(entry: string): { files: Set<string>; packages: Set<string>
   return { files, packages };
 }
 
-it.each(['index.ts', 'testing/index.ts'])('importing horizon-harness (%s) never loads the CLI or commander', (entry) => {
-  const { files, packages } = importGraph(path.join(src, entry));
-  expect(files.size).toBeGreaterThan(10);
-  expect([...files].filter((file) => file.startsWith(path.join(src, 'cli')))).toEqual([]);
-  expect(packages).not.toContain('commander');
-  // The walk does see packages, so a commander import would be caught.
-  expect(packages).toContain('zod');
-});
+it.each(['index.ts', 'testing/index.ts'])(
+  'importing horizon-harness (%s) never loads the CLI or commander',
+  (entry) => {
+    const { files, packages } = importGraph(path.join(src, entry));
+    expect(files.size).toBeGreaterThan(10);
+    expect([...files].filter((file) => file.startsWith(path.join(src, 'cli')))).toEqual([]);
+    expect(packages).not.toContain('commander');
+    // The walk does see packages, so a commander import would be caught.
+    expect(packages).toContain('zod');
+  },
+);

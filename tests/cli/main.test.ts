@@ -36,7 +36,9 @@ async function cli(argv: string[], options: { env?: Record<string, string>; tty?
 }
 
 /** `run` flags that point the CLI at the fake server, with a workspace of the test's own. */
-async function againstFake(agent: (body: Record<string, unknown>) => FakeAnswer = helloAgent()): Promise<{ flags: string[]; workspace: string }> {
+async function againstFake(
+  agent: (body: Record<string, unknown>) => FakeAnswer = helloAgent(),
+): Promise<{ flags: string[]; workspace: string }> {
   server = await startFakeOpenAI(agent);
   const workspace = path.join(await tempDir(), 'ws');
   return { flags: ['--base-url', server.baseURL, '--model', 'fake-model', '--workspace', workspace], workspace };
@@ -69,14 +71,21 @@ describe('horizon-harness run', () => {
     const { code, stdout, stderr } = await cli(['run', 'Write hello.md', '--json', ...flags]);
     expect(stderr).toBe('');
     expect(code).toBe(0);
-    const lines = stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { type: string });
+    const lines = stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string });
     const events = lines.slice(0, -1);
     expect(events[0]).toMatchObject({ type: 'run-start', workspace });
     expect(events.at(-1)?.type).toBe('run-finish');
     expect(events.filter((e) => e.type === 'run-start' || e.type === 'run-finish')).toHaveLength(2);
     expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(['plan-created', 'tool-call', 'verify-finish']));
     const result = lines.at(-1) as unknown as JsonResultLine;
-    expect(result).toMatchObject({ type: 'result', exitCode: 0, result: { status: 'succeeded', workspace, deliverable: { files: ['hello.md'] } } });
+    expect(result).toMatchObject({
+      type: 'result',
+      exitCode: 0,
+      result: { status: 'succeeded', workspace, deliverable: { files: ['hello.md'] } },
+    });
   });
 
   it('--no-decomposition, --no-verification and --no-stream: no plan or verify call, no SSE; --attach copies every file given', async () => {
@@ -85,8 +94,15 @@ describe('horizon-harness run', () => {
     await writeFile(path.join(dir, 'a.txt'), 'A');
     await writeFile(path.join(dir, 'b.txt'), 'B');
     const { code, stdout } = await cli([
-      'run', 'Write hello.md', '--no-decomposition', '--no-verification', '--no-stream', ...flags,
-      '--attach', path.join(dir, 'a.txt'), path.join(dir, 'b.txt'),
+      'run',
+      'Write hello.md',
+      '--no-decomposition',
+      '--no-verification',
+      '--no-stream',
+      ...flags,
+      '--attach',
+      path.join(dir, 'a.txt'),
+      path.join(dir, 'b.txt'),
     ]);
     expect(code).toBe(0);
     expect(stdout).toContain('decomposition-off');
@@ -139,10 +155,25 @@ describe('usage errors exit 2 with a message on stderr and nothing on stdout', (
     ['a missing task', ['run', ...base], {}, /missing required argument 'task'/],
     ['an empty task', ['run', '  ', ...base], {}, /The task is empty/],
     ['an unknown option', ['run', 'x', '--bogus', ...base], {}, /unknown option '--bogus'/],
-    ['--anthropic with --base-url', ['run', 'x', '--anthropic', '--base-url', 'http://127.0.0.1:9/v1'], { ANTHROPIC_API_KEY: 'k' }, /cannot be used with/],
+    [
+      '--anthropic with --base-url',
+      ['run', 'x', '--anthropic', '--base-url', 'http://127.0.0.1:9/v1'],
+      { ANTHROPIC_API_KEY: 'k' },
+      /cannot be used with/,
+    ],
     ['no key anywhere', ['run', 'x'], {}, /No model configured.*OPENAI_API_KEY.*ANTHROPIC_API_KEY/],
-    ['--anthropic without its key', ['run', 'x', '--anthropic'], { OPENAI_API_KEY: 'k' }, /--anthropic needs an API key: set ANTHROPIC_API_KEY/],
-    ['--api-key-env naming an empty variable', ['run', 'x', '--api-key-env', 'NOPE', ...base], {}, /NOPE.*empty or unset/],
+    [
+      '--anthropic without its key',
+      ['run', 'x', '--anthropic'],
+      { OPENAI_API_KEY: 'k' },
+      /--anthropic needs an API key: set ANTHROPIC_API_KEY/,
+    ],
+    [
+      '--api-key-env naming an empty variable',
+      ['run', 'x', '--api-key-env', 'NOPE', ...base],
+      {},
+      /NOPE.*empty or unset/,
+    ],
     ['--base-url without a model', ['run', 'x', '--base-url', 'http://127.0.0.1:9/v1'], {}, /--base-url needs a model/],
     ['a base URL that is not http(s)', ['run', 'x', '--base-url', 'ftp://example.com', '--model', 'm'], {}, /baseURL/],
   ])('%s', async (_name, argv, env, message) => {
@@ -199,7 +230,10 @@ describe('horizon-harness replay', () => {
     const workspace = await tempDir();
     const { code, stdout } = await cli(['replay', '--json', '--workspace', workspace]);
     expect(code).toBe(0);
-    const lines = stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { type: string });
+    const lines = stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string });
     expect(lines[0]?.type).toBe('run-start');
     expect(lines.at(-2)?.type).toBe('run-finish');
     expect(lines.at(-1)).toMatchObject({ type: 'result', exitCode: 0 });

@@ -109,7 +109,9 @@ describe('option tables in docs/', () => {
   });
 
   it('the walk sees nested options, so a missing group member would be caught', () => {
-    expect(EXPECTED.createHarness).toEqual(expect.arrayContaining(['limits.maxIterations', 'sampling.roles', 'managed.agents.auditor', 'workspace.keep']));
+    expect(EXPECTED.createHarness).toEqual(
+      expect.arrayContaining(['limits.maxIterations', 'sampling.roles', 'managed.agents.auditor', 'workspace.keep']),
+    );
     expect(EXPECTED.adapters).toEqual(expect.arrayContaining(['retry.maxTotalDelayMs', 'baseURL', 'maxOutputTokens']));
   });
 });

@@ -60,7 +60,9 @@ print('chart written')
 function textOf(message: Message | undefined): string {
   if (!message) return '';
   return unmarked(
-    typeof message.content === 'string' ? message.content : message.content.map((p) => (p.type === 'text' ? p.text : '')).join(''),
+    typeof message.content === 'string'
+      ? message.content
+      : message.content.map((p) => (p.type === 'text' ? p.text : '')).join(''),
   );
 }
 
@@ -71,8 +73,16 @@ function analyst(request: GenerateRequest): GenerateResult {
   switch (request.purpose) {
     case 'plan':
       return planOf(
-        { title: 'Compute revenue totals', objective: 'Read attachments/sales.xlsx and total the revenue per region with Python.', expectedOutput: 'totals' },
-        { title: 'Write the report', objective: 'Write report.md with the totals and a bar chart chart.png.', expectedOutput: 'report.md, chart.png' },
+        {
+          title: 'Compute revenue totals',
+          objective: 'Read attachments/sales.xlsx and total the revenue per region with Python.',
+          expectedOutput: 'totals',
+        },
+        {
+          title: 'Write the report',
+          objective: 'Write report.md with the totals and a bar chart chart.png.',
+          expectedOutput: 'report.md, chart.png',
+        },
       );
     case 'execute': {
       if (task.includes('Subtask 1 of 2')) {
@@ -86,7 +96,18 @@ function analyst(request: GenerateRequest): GenerateResult {
       if (toolTexts.length === 1) {
         const sum = Object.values(totals).reduce((a, b) => a + b, 0);
         const rows = Object.entries(totals).map(([region, value]) => `| ${region} | ${value} |`);
-        const content = ['# Revenue report', '', '| Region | Revenue |', '|---|---|', ...rows, '', `Total revenue: ${sum}`, '', '![Revenue by region](chart.png)', ''].join('\n');
+        const content = [
+          '# Revenue report',
+          '',
+          '| Region | Revenue |',
+          '|---|---|',
+          ...rows,
+          '',
+          `Total revenue: ${sum}`,
+          '',
+          '![Revenue by region](chart.png)',
+          '',
+        ].join('\n');
         return toolCall('write_to_file', { path: 'report.md', content });
       }
       return submit('Wrote report.md with the chart chart.png.', ['report.md', 'chart.png']);
@@ -115,7 +136,10 @@ describe('a harness with builtinTools() on a scripted backend', () => {
     // Where bubblewrap is missing, Python needs approval; the test approves so it runs on any machine.
     const harness = createHarness({ backend, tools: builtinTools({ python: { approve: () => true } }) });
 
-    const result = await harness.run({ task: 'Summarise revenue by region from the attached spreadsheet in report.md with a bar chart.', attachments: [attachment] });
+    const result = await harness.run({
+      task: 'Summarise revenue by region from the attached spreadsheet in report.md with a bar chart.',
+      attachments: [attachment],
+    });
     leftovers.push(result.workspace);
 
     expect(result.status).toBe('succeeded');

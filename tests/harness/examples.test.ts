@@ -13,7 +13,9 @@ const run = promisify(execFile);
 const root = path.resolve(import.meta.dirname, '../..');
 const tsx = path.join(root, 'node_modules/.bin/tsx');
 
-const scripts = (JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+const scripts = (
+  JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+).scripts;
 
 /** The example file an npm script runs (`tsx examples/x.ts`). */
 function exampleOf(script: string): string {
@@ -28,7 +30,12 @@ function exampleOf(script: string): string {
  */
 async function runExample(script: string, tmp: string): Promise<string> {
   const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmp, TMPDIR: tmp };
-  const { stdout } = await run(tsx, [exampleOf(script)], { cwd: root, env, timeout: 120_000, maxBuffer: 8 * 1024 * 1024 });
+  const { stdout } = await run(tsx, [exampleOf(script)], {
+    cwd: root,
+    env,
+    timeout: 120_000,
+    maxBuffer: 8 * 1024 * 1024,
+  });
   return stdout;
 }
 
@@ -50,7 +57,10 @@ describe('examples are what a user can copy', () => {
     for (const file of await exampleFiles()) {
       const source = await readFile(path.join(root, file), 'utf8');
       const specifiers = [...source.matchAll(/from '([^']+)'/g)].map((m) => m[1]!);
-      expect(specifiers.filter((s) => s.includes('src/')), file).toEqual([]);
+      expect(
+        specifiers.filter((s) => s.includes('src/')),
+        file,
+      ).toEqual([]);
       if (!file.includes('/support/')) expect(specifiers, file).toContain('horizon-harness');
     }
   });
@@ -100,10 +110,9 @@ describe('examples with no environment variables', { timeout: 150_000 }, () => {
     expect(out.split('\n')[0]).toMatch(/replay backend/);
     expect(out).toMatch(/Config\s+Score\s+Latency s\s+Model calls\s+Tool calls\s+Tokens/);
     const rows = new Map(
-      [...out.matchAll(/^(DIRECT|DECOMP|VERIFY|FULL)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\d+)$/gm)].map((m) => [
-        m[1],
-        { score: Number(m[2]), calls: Number(m[4]) },
-      ]),
+      [...out.matchAll(/^(DIRECT|DECOMP|VERIFY|FULL)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\d+)$/gm)].map(
+        (m) => [m[1], { score: Number(m[2]), calls: Number(m[4]) }],
+      ),
     );
     expect([...rows.keys()]).toEqual(['DIRECT', 'DECOMP', 'VERIFY', 'FULL']);
     // The replayed agent forgets a section that only verification reliably restores.
@@ -134,9 +143,14 @@ describe('ablation rubric scoring', () => {
 
   it('asks the judge per criterion and scores its reply; an unusable reply scores 0 and says why', async () => {
     const task = { ...ABLATION_TASKS[0]!, score_criteria: criteria };
-    const result = { deliverable: { answer: 'ANSWER-TEXT', files: [] }, workspace: await tempDir() } as unknown as RunResult;
+    const result = {
+      deliverable: { answer: 'ANSWER-TEXT', files: [] },
+      workspace: await tempDir(),
+    } as unknown as RunResult;
     const judge = new ScriptedBackend([
-      reply('{"criteria_results":[{"criterion_id":"1","satisfied":true},{"criterion_id":2,"satisfied":false},{"criterion_id":"4","satisfied":true}]}'),
+      reply(
+        '{"criteria_results":[{"criterion_id":"1","satisfied":true},{"criterion_id":2,"satisfied":false},{"criterion_id":"4","satisfied":true}]}',
+      ),
       reply('no verdict'),
     ]);
     expect(await scoreWithJudge(judge, task, result)).toEqual({ score: 0 });

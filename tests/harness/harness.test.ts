@@ -30,7 +30,11 @@ describe('createHarness: state passing between subtasks', () => {
     expect(result.subtasks[0]?.answer).toBe(long);
     expect(result.subtasks[0]?.answerFile).toBe('.harness/answers/subtask-1.md');
     expect(await readFile(path.join(result.workspace, '.harness/answers/subtask-1.md'), 'utf8')).toBe(long);
-    for (const request of [backend.callsFor('execute')[1], backend.callsFor('synthesize')[0], backend.callsFor('verify')[0]]) {
+    for (const request of [
+      backend.callsFor('execute')[1],
+      backend.callsFor('synthesize')[0],
+      backend.callsFor('verify')[0],
+    ]) {
       const text = textOf(request);
       expect(text).toContain('ANSWER-HEAD');
       expect(text).toContain('ANSWER-TAIL');
@@ -194,10 +198,18 @@ describe('createHarness: verification by content and repair', () => {
     const source = path.join(await tempDir(), 'brief.txt');
     await fsWriteFile(source, 'ATTACHMENT-CONTENT: use metric units');
     const backend = new ScriptedBackend({
-      execute: [toolCall('write_file', { path: 'rivers.md', content: 'FILE-BODY: Nile 6650 km' }), submit('see rivers.md', ['rivers.md'])],
+      execute: [
+        toolCall('write_file', { path: 'rivers.md', content: 'FILE-BODY: Nile 6650 km' }),
+        submit('see rivers.md', ['rivers.md']),
+      ],
       verify: [verdict(true)],
     });
-    const result = await createHarness({ backend, tools: [writeFile], workspace: await tempDir(), decomposition: false }).run({
+    const result = await createHarness({
+      backend,
+      tools: [writeFile],
+      workspace: await tempDir(),
+      decomposition: false,
+    }).run({
       task: TASK,
       attachments: [source],
     });
@@ -205,7 +217,9 @@ describe('createHarness: verification by content and repair', () => {
     expect(verify).toContain('FILE-BODY: Nile 6650 km');
     expect(verify).toContain('ATTACHMENT-CONTENT: use metric units');
     expect(verify).toContain('attachments/brief.txt');
-    expect(await readFile(path.join(result.workspace, 'attachments/brief.txt'), 'utf8')).toContain('ATTACHMENT-CONTENT');
+    expect(await readFile(path.join(result.workspace, 'attachments/brief.txt'), 'utf8')).toContain(
+      'ATTACHMENT-CONTENT',
+    );
     expect(textOf(backend.callsFor('execute')[0])).toContain('attachments/brief.txt');
   });
 
@@ -213,7 +227,10 @@ describe('createHarness: verification by content and repair', () => {
     const backend = new ScriptedBackend({
       execute: [submit('I wrote report.md', ['report.md'])],
       verify: [verdict(true), verdict(true)],
-      repair: [toolCall('write_file', { path: 'report.md', content: 'now real' }), submit('report.md written', ['report.md'])],
+      repair: [
+        toolCall('write_file', { path: 'report.md', content: 'now real' }),
+        submit('report.md written', ['report.md']),
+      ],
     });
     const harness = createHarness({ backend, tools: [writeFile], workspace: await tempDir(), decomposition: false });
     const result = await harness.run(TASK);
@@ -232,7 +249,10 @@ describe('createHarness: verification by content and repair', () => {
       plan: [planOf('Research', 'Write')],
       execute: [submit('facts'), submit('draft')],
       synthesize: [submit('draft without conclusion')],
-      verify: [verdict(false, [{ description: 'DEFECT-X: the conclusion is missing', artifact: 'rivers.md' }]), verdict(true)],
+      verify: [
+        verdict(false, [{ description: 'DEFECT-X: the conclusion is missing', artifact: 'rivers.md' }]),
+        verdict(true),
+      ],
       repair: [submit('draft with conclusion')],
     });
     const harness = createHarness({ backend, workspace: await tempDir() });
@@ -274,7 +294,10 @@ describe('createHarness: verification by content and repair', () => {
     const backend = new ScriptedBackend({
       execute: [submit('v0')],
       verify: [verdict(false, ['wrong']), verdict(false, ['wrong'])],
-      repair: [toolCall('write_file', { path: 'a.md', content: 'a' }), toolCall('write_file', { path: 'b.md', content: 'b' })],
+      repair: [
+        toolCall('write_file', { path: 'a.md', content: 'a' }),
+        toolCall('write_file', { path: 'b.md', content: 'b' }),
+      ],
     });
     const result = await createHarness({
       backend,
@@ -310,12 +333,12 @@ describe('createHarness: the four configurations', () => {
     expect(events[0]).toMatchObject({ type: 'run-start', decomposition, verification });
     expect(result.verdicts).toHaveLength(verification ? 1 : 0);
     expect(result.report.firstPassVerified).toBe(verification ? true : null);
-    if (!decomposition) expect(events.find((e) => e.type === 'plan-created')).toMatchObject({ fallback: 'decomposition-off' });
+    if (!decomposition)
+      expect(events.find((e) => e.type === 'plan-created')).toMatchObject({ fallback: 'decomposition-off' });
   });
 });
 
 describe('createHarness: ending early', () => {
-
   it('ends cleanly with status aborted when aborted mid-subtask', async () => {
     const backend = new ScriptedBackend({
       plan: [planOf('a', 'b')],
@@ -354,7 +377,12 @@ describe('createHarness: ending early', () => {
     const backend = new ScriptedBackend((request) =>
       request.purpose === 'plan' ? planOf('a', 'b') : toolCall('write_file', { path: 'x.md', content: 'x' }),
     );
-    const harness = createHarness({ backend, tools: [writeFile], workspace: await tempDir(), limits: { maxIterations: 4 } });
+    const harness = createHarness({
+      backend,
+      tools: [writeFile],
+      workspace: await tempDir(),
+      limits: { maxIterations: 4 },
+    });
     const events = collect(harness);
     const result = await harness.run(TASK);
     expect(result.status).toBe('failed');
@@ -374,10 +402,17 @@ describe('createHarness: ending early', () => {
 
 describe('createHarness: wiring', () => {
   it('sends each purpose to its own backend when roles say so', async () => {
-    const main = new ScriptedBackend({ plan: [planOf('a', 'b')], execute: [submit('a'), submit('b')], synthesize: [submit('ab')] }, { modelId: 'main' });
+    const main = new ScriptedBackend(
+      { plan: [planOf('a', 'b')], execute: [submit('a'), submit('b')], synthesize: [submit('ab')] },
+      { modelId: 'main' },
+    );
     const checker = new ScriptedBackend({ verify: [verdict(false, ['fix']), verdict(true)] }, { modelId: 'cheap' });
     const fixer = new ScriptedBackend({ repair: [submit('fixed')] }, { modelId: 'fixer' });
-    const harness = createHarness({ backend: main, roles: { verify: checker, repair: fixer }, workspace: await tempDir() });
+    const harness = createHarness({
+      backend: main,
+      roles: { verify: checker, repair: fixer },
+      workspace: await tempDir(),
+    });
     const events = collect(harness);
     const result = await harness.run(TASK);
     expect(purposes(main)).toEqual(['plan', 'execute', 'execute', 'synthesize']);
@@ -394,7 +429,14 @@ describe('createHarness: wiring', () => {
     const verifier: VerifierLike = {
       async verify(input) {
         seen.push(input.deliverable.answer);
-        return { attempt: input.attempt ?? 1, status: 'passed', passed: true, defects: [], imagesSeen: 0, imagesSkipped: 0 };
+        return {
+          attempt: input.attempt ?? 1,
+          status: 'passed',
+          passed: true,
+          defects: [],
+          imagesSeen: 0,
+          imagesSkipped: 0,
+        };
       },
     };
     const planner = {
@@ -407,7 +449,9 @@ describe('createHarness: wiring', () => {
         };
       },
     };
-    const result = await createHarness({ backend, components: { verifier, planner }, workspace: await tempDir() }).run(TASK);
+    const result = await createHarness({ backend, components: { verifier, planner }, workspace: await tempDir() }).run(
+      TASK,
+    );
     expect(seen).toEqual(['both']);
     expect(result.plan.map((s) => s.id)).toEqual(['subtask-1', 'subtask-2']);
     expect(result.verdicts[0]?.status).toBe('passed');
@@ -422,7 +466,12 @@ describe('createHarness: wiring', () => {
       verify: [verdict(false, ['short']), verdict(true)],
       repair: [submit('ab+', ['a.md'])],
     });
-    const harness = createHarness({ backend, tools: [writeFile], workspace: await tempDir(), generateId: () => 'run-fixed' });
+    const harness = createHarness({
+      backend,
+      tools: [writeFile],
+      workspace: await tempDir(),
+      generateId: () => 'run-fixed',
+    });
     const events = collect(harness);
     const result = await harness.run(TASK);
     const lifecycle = events
@@ -456,7 +505,13 @@ describe('createHarness: wiring', () => {
       modelCalls: backend.calls.length,
       toolCalls: 1,
       toolCallsByTool: { write_file: 1 },
-      byPurpose: { plan: { calls: 1 }, execute: { calls: 3 }, synthesize: { calls: 1 }, verify: { calls: 2 }, repair: { calls: 1 } },
+      byPurpose: {
+        plan: { calls: 1 },
+        execute: { calls: 3 },
+        synthesize: { calls: 1 },
+        verify: { calls: 2 },
+        repair: { calls: 1 },
+      },
     });
     expect(result.report.peakRequestTokens).toBeGreaterThan(0);
     expect(result.report.inputTokens).toBeGreaterThan(0);
@@ -464,8 +519,7 @@ describe('createHarness: wiring', () => {
   });
 
   it('keeps two harnesses apart: listeners, workspaces and runs', async () => {
-    const make = () =>
-      new ScriptedBackend({ execute: [submit('done')] });
+    const make = () => new ScriptedBackend({ execute: [submit('done')] });
     const one = createHarness({ backend: make(), decomposition: false, verification: false });
     const two = createHarness({ backend: make(), decomposition: false, verification: false });
     const seenByOne: string[] = [];
@@ -480,7 +534,12 @@ describe('createHarness: wiring', () => {
   });
 
   it('returns an unsubscribe function from on()', async () => {
-    const harness = createHarness({ backend: new ScriptedBackend({ execute: [submit('1'), submit('2')] }), decomposition: false, verification: false, workspace: await tempDir() });
+    const harness = createHarness({
+      backend: new ScriptedBackend({ execute: [submit('1'), submit('2')] }),
+      decomposition: false,
+      verification: false,
+      workspace: await tempDir(),
+    });
     let count = 0;
     const off = harness.on('run-finish', () => count++);
     await harness.run(TASK);
@@ -497,8 +556,10 @@ describe('createHarness: wiring', () => {
       prompts: { plan: 'CUSTOM PLANNER, max {{maxSubtasks}}', verify: 'CUSTOM VERIFIER', execute: 'CUSTOM EXECUTOR' },
     }).run(TASK);
     // Each custom prompt gets the run's rule on untrusted data appended.
-    const rule = /\n\nUntrusted data \([^)]*\) appears only between ⟦data-[0-9a-f]{16}⟧ and ⟦\/data-[0-9a-f]{16}⟧;[^\n]*$/;
-    const system = (purpose: 'plan' | 'verify' | 'execute') => String(backend.callsFor(purpose)[0]?.messages[0]?.content);
+    const rule =
+      /\n\nUntrusted data \([^)]*\) appears only between ⟦data-[0-9a-f]{16}⟧ and ⟦\/data-[0-9a-f]{16}⟧;[^\n]*$/;
+    const system = (purpose: 'plan' | 'verify' | 'execute') =>
+      String(backend.callsFor(purpose)[0]?.messages[0]?.content);
     expect(system('plan').replace(rule, '')).toBe('CUSTOM PLANNER, max 6');
     expect(system('verify').replace(rule, '')).toBe('CUSTOM VERIFIER');
     expect(system('execute').replace(rule, '')).toBe('CUSTOM EXECUTOR');
@@ -540,4 +601,3 @@ describe('createHarness: wiring', () => {
     expect(backend.calls).toHaveLength(0);
   });
 });
-

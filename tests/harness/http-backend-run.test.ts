@@ -33,13 +33,16 @@ const providers: Provider[] = [
   {
     name: 'openAICompatible',
     wire: openAIWire,
-    backend: (baseURL, stream) => openAICompatible({ baseURL: `${baseURL}/v1`, apiKey: 'sk-test', model: 'gpt-test', stream }),
+    backend: (baseURL, stream) =>
+      openAICompatible({ baseURL: `${baseURL}/v1`, apiKey: 'sk-test', model: 'gpt-test', stream }),
     toolResult: (body, callId) => {
       const message = messagesOf(body).find((m) => m.role === 'tool' && m.tool_call_id === callId);
       return message === undefined ? undefined : String(message.content);
     },
     echoedCallIds: (body) =>
-      messagesOf(body).flatMap((m) => (m.role === 'assistant' ? ((m.tool_calls ?? []) as Json[]).map((c) => String(c.id)) : [])),
+      messagesOf(body).flatMap((m) =>
+        m.role === 'assistant' ? ((m.tool_calls ?? []) as Json[]).map((c) => String(c.id)) : [],
+      ),
   },
   {
     name: 'anthropic',
@@ -65,45 +68,67 @@ const providers: Provider[] = [
 describe('a whole run over HTTP through the shipped adapters', () => {
   const cases = providers.flatMap((p) => [true, false].map((stream) => [p.name, stream, p] as const));
 
-  it.each(cases)('%s (stream: %s) carries tool calls, results and the verdict across the wire', async (_name, stream, provider) => {
-    server = await startLoopbackServer();
-    const { wire } = provider;
-    server.reply(
-      wire.reply(
-        { toolCalls: [{ id: 'call_write', name: 'write_to_file', args: ['{"path":"hello.md",', '"content":"# Hello from the wire"}'] }], finish: 'tool-calls', usage: { input: 50, output: 10 } },
-        stream,
-      ),
-      wire.reply(
-        { toolCalls: [{ id: 'call_submit', name: 'submit_answer', args: ['{"answer":"Wrote hello.md","files":["hello.md"]}'] }], finish: 'tool-calls', usage: { input: 80, output: 12 } },
-        stream,
-      ),
-      wire.reply({ text: ['{"passed": true, ', '"defects": []}'], finish: 'stop', usage: { input: 120, output: 8 } }, stream),
-    );
-    const harness = createHarness({
-      backend: provider.backend(server.baseURL, stream),
-      tools: [writeToFileTool()],
-      decomposition: false,
-      workspace: await tempDir(),
-    });
+  it.each(cases)(
+    '%s (stream: %s) carries tool calls, results and the verdict across the wire',
+    async (_name, stream, provider) => {
+      server = await startLoopbackServer();
+      const { wire } = provider;
+      server.reply(
+        wire.reply(
+          {
+            toolCalls: [
+              {
+                id: 'call_write',
+                name: 'write_to_file',
+                args: ['{"path":"hello.md",', '"content":"# Hello from the wire"}'],
+              },
+            ],
+            finish: 'tool-calls',
+            usage: { input: 50, output: 10 },
+          },
+          stream,
+        ),
+        wire.reply(
+          {
+            toolCalls: [
+              { id: 'call_submit', name: 'submit_answer', args: ['{"answer":"Wrote hello.md","files":["hello.md"]}'] },
+            ],
+            finish: 'tool-calls',
+            usage: { input: 80, output: 12 },
+          },
+          stream,
+        ),
+        wire.reply(
+          { text: ['{"passed": true, ', '"defects": []}'], finish: 'stop', usage: { input: 120, output: 8 } },
+          stream,
+        ),
+      );
+      const harness = createHarness({
+        backend: provider.backend(server.baseURL, stream),
+        tools: [writeToFileTool()],
+        decomposition: false,
+        workspace: await tempDir(),
+      });
 
-    const result = await harness.run('Write hello.md greeting the reader.');
+      const result = await harness.run('Write hello.md greeting the reader.');
 
-    expect(result.status).toBe('succeeded');
-    expect(result.deliverable).toEqual({ answer: 'Wrote hello.md', files: ['hello.md'] });
-    expect(await readFile(path.join(result.workspace, 'hello.md'), 'utf8')).toBe('# Hello from the wire');
-    expect(server.requests).toHaveLength(3);
-    const [first, second, verify] = server.requests.map((r) => r.body);
-    // The original request reaches the model, and the tools are offered in the provider's shape.
-    expect(JSON.stringify(first)).toContain('Write hello.md greeting the reader.');
-    expect(JSON.stringify(first!.tools)).toContain('write_to_file');
-    // The second call sends the model's own tool call back, answered by a tool result with the same id.
-    expect(provider.echoedCallIds(second!)).toEqual(['call_write']);
-    expect(provider.toolResult(second!, 'call_write')).toContain('hello.md');
-    // The verifier is shown the file by content.
-    expect(JSON.stringify(verify)).toContain('# Hello from the wire');
-    expect(result.report.byPurpose).toMatchObject({
-      execute: { calls: 2, inputTokens: 130, outputTokens: 22 },
-      verify: { calls: 1, inputTokens: 120, outputTokens: 8 },
-    });
-  });
+      expect(result.status).toBe('succeeded');
+      expect(result.deliverable).toEqual({ answer: 'Wrote hello.md', files: ['hello.md'] });
+      expect(await readFile(path.join(result.workspace, 'hello.md'), 'utf8')).toBe('# Hello from the wire');
+      expect(server.requests).toHaveLength(3);
+      const [first, second, verify] = server.requests.map((r) => r.body);
+      // The original request reaches the model, and the tools are offered in the provider's shape.
+      expect(JSON.stringify(first)).toContain('Write hello.md greeting the reader.');
+      expect(JSON.stringify(first!.tools)).toContain('write_to_file');
+      // The second call sends the model's own tool call back, answered by a tool result with the same id.
+      expect(provider.echoedCallIds(second!)).toEqual(['call_write']);
+      expect(provider.toolResult(second!, 'call_write')).toContain('hello.md');
+      // The verifier is shown the file by content.
+      expect(JSON.stringify(verify)).toContain('# Hello from the wire');
+      expect(result.report.byPurpose).toMatchObject({
+        execute: { calls: 2, inputTokens: 130, outputTokens: 22 },
+        verify: { calls: 1, inputTokens: 120, outputTokens: 8 },
+      });
+    },
+  );
 });

@@ -15,7 +15,15 @@ import {
   type SynthesizerLike,
   type Verdict,
 } from '../../src/index.js';
-import { PassThroughMemory, ScriptedBackend, planOf, reply, submit, toolCall, verdict } from '../../src/testing/index.js';
+import {
+  PassThroughMemory,
+  ScriptedBackend,
+  planOf,
+  reply,
+  submit,
+  toolCall,
+  verdict,
+} from '../../src/testing/index.js';
 import { hang, tempDir, textOf, writeFile, collect } from './helpers.js';
 
 const TASK = 'Collect two facts about owls and write owls.md with both.';
@@ -24,7 +32,6 @@ const TASK = 'Collect two facts about owls and write owls.md with both.';
 function lifecycle(events: readonly HarnessEvent[]): string[] {
   return events.map((e) => e.type).filter((t) => !/^(llm|tool|memory)-/.test(t));
 }
-
 
 function executorResult(partial: Partial<ExecutorResult>): ExecutorResult {
   return {
@@ -57,7 +64,12 @@ describe('createHarness: options', () => {
       await rm(fresh.workspace, { recursive: true, force: true });
     }
     const dir = path.join(await tempDir(), 'not-yet-there');
-    const given = await createHarness({ backend: make(), decomposition: false, verification: false, workspace: dir }).run(TASK);
+    const given = await createHarness({
+      backend: make(),
+      decomposition: false,
+      verification: false,
+      workspace: dir,
+    }).run(TASK);
     expect(await realpath(given.workspace)).toBe(await realpath(dir));
   });
 
@@ -73,7 +85,13 @@ describe('createHarness: options', () => {
 describe('createHarness: attempts and fallbacks', () => {
   it('runs a retry in a fresh dialogue that says why the last attempt failed', async () => {
     const backend = new ScriptedBackend({
-      execute: [toolCall('write_file', { path: 'x.md', content: 'x' }), reply(''), reply(''), reply(''), submit('second try')],
+      execute: [
+        toolCall('write_file', { path: 'x.md', content: 'x' }),
+        reply(''),
+        reply(''),
+        reply(''),
+        submit('second try'),
+      ],
     });
     const result = await createHarness({
       backend,
@@ -112,7 +130,10 @@ describe('createHarness: attempts and fallbacks', () => {
     await harness.run(TASK);
     const reask = backend.callsFor('verify')[1]!;
     expect(textOf(reask)).toContain('passed: Invalid input');
-    expect(events.find((e) => e.type === 'verify-finish')).toMatchObject({ verdict: { status: 'unverified' }, passed: false });
+    expect(events.find((e) => e.type === 'verify-finish')).toMatchObject({
+      verdict: { status: 'unverified' },
+      passed: false,
+    });
   });
 });
 
@@ -149,7 +170,12 @@ describe('createHarness: ending early', () => {
       plan: [planOf('a', 'b')],
       execute: [submit('a done', []), toolCall('hang', {})],
     });
-    const harness = createHarness({ backend, tools: [hang], workspace: await tempDir(), limits: { timeoutMs: 60_000 } });
+    const harness = createHarness({
+      backend,
+      tools: [hang],
+      workspace: await tempDir(),
+      limits: { timeoutMs: 60_000 },
+    });
     const events = collect(harness);
     // The clock jumps past the deadline only once the second subtask is stuck in its tool.
     harness.on('tool-call', (e) => {
@@ -168,9 +194,16 @@ describe('createHarness: ending early', () => {
   it('ends with budget-exhausted, the partial deliverable, and run-error just before run-finish', async () => {
     const backend = new ScriptedBackend((request) => {
       if (request.purpose === 'plan') return planOf('a', 'b');
-      return textOf(request).includes('Subtask 1 of 2') ? submit('a done', []) : toolCall('write_file', { path: 'x.md', content: 'x' });
+      return textOf(request).includes('Subtask 1 of 2')
+        ? submit('a done', [])
+        : toolCall('write_file', { path: 'x.md', content: 'x' });
     });
-    const harness = createHarness({ backend, tools: [writeFile], workspace: await tempDir(), limits: { maxIterations: 4 } });
+    const harness = createHarness({
+      backend,
+      tools: [writeFile],
+      workspace: await tempDir(),
+      limits: { maxIterations: 4 },
+    });
     const events = collect(harness);
     const result = await harness.run(TASK);
     expect(result).toMatchObject({ status: 'failed', error: { code: 'budget-exhausted' } });
@@ -181,7 +214,10 @@ describe('createHarness: ending early', () => {
     ]);
     expect(backend.callsFor('execute')).toHaveLength(4);
     expect(lifecycle(events).slice(-2)).toEqual(['run-error', 'run-finish']);
-    expect(events.find((e) => e.type === 'run-error')).toMatchObject({ error: { code: 'budget-exhausted' }, stage: 'synthesize' });
+    expect(events.find((e) => e.type === 'run-error')).toMatchObject({
+      error: { code: 'budget-exhausted' },
+      stage: 'synthesize',
+    });
     expect(result.report.modelCalls).toBe(5);
   });
 
@@ -292,7 +328,10 @@ describe('createHarness: replaced components', () => {
         return executorResult({ answer: `${input.purpose}:${input.scope}`, iterations: 2 });
       },
     };
-    const backend = new ScriptedBackend({ plan: [planOf('a', 'b')], verify: [verdict(false, ['DEFECT-Q']), verdict(true)] });
+    const backend = new ScriptedBackend({
+      plan: [planOf('a', 'b')],
+      verify: [verdict(false, ['DEFECT-Q']), verdict(true)],
+    });
     const result = await createHarness({ backend, components: { executor }, workspace: await tempDir() }).run(TASK);
     expect(inputs.map((i) => [i.purpose, i.scope])).toEqual([
       ['execute', 'subtask-1'],
@@ -327,7 +366,11 @@ describe('createHarness: replaced components', () => {
       execute: [submit('A'), submit('B')],
       verify: [verdict(false, ['needs a fix']), verdict(true)],
     });
-    const result = await createHarness({ backend, components: { synthesizer, repairer }, workspace: await tempDir() }).run(TASK);
+    const result = await createHarness({
+      backend,
+      components: { synthesizer, repairer },
+      workspace: await tempDir(),
+    }).run(TASK);
     expect(repairs).toEqual(['needs a fix']);
     expect(result.deliverable.answer).toBe('A + B (fixed)');
     expect(backend.callsFor('synthesize')).toHaveLength(0);
@@ -344,8 +387,21 @@ describe('createHarness: replaced components', () => {
         fitted.push(scope.purpose);
         if (scope.purpose === 'execute') {
           const sizes = { tokensBefore: 900, tokensAfter: 300 };
-          scope.emit({ type: 'memory-compress', runId: scope.runId, purpose: scope.purpose, ...sizes, roundsSummarized: 2 });
-          scope.emit({ type: 'memory-prune', runId: scope.runId, purpose: scope.purpose, ...sizes, messagesRemoved: 1, reason: 'emergency-threshold' });
+          scope.emit({
+            type: 'memory-compress',
+            runId: scope.runId,
+            purpose: scope.purpose,
+            ...sizes,
+            roundsSummarized: 2,
+          });
+          scope.emit({
+            type: 'memory-prune',
+            runId: scope.runId,
+            purpose: scope.purpose,
+            ...sizes,
+            messagesRemoved: 1,
+            reason: 'emergency-threshold',
+          });
         }
         return inner.fitRequest(request);
       },

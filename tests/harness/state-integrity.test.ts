@@ -12,10 +12,18 @@ const TASK = 'Write report.md about rivers, with a chart.';
 describe('state integrity: no file a loop wrote is lost', () => {
   it('a loop that ends with plain text still hands on the files its tools wrote (the verifier sees them)', async () => {
     const backend = new ScriptedBackend({
-      execute: [toolCall('write_file', { path: 'report.md', content: '# Rivers' }), reply('Done: the report is written.')],
+      execute: [
+        toolCall('write_file', { path: 'report.md', content: '# Rivers' }),
+        reply('Done: the report is written.'),
+      ],
       verify: [verdict(true)],
     });
-    const result = await createHarness({ backend, tools: [writeFile], workspace: await tempDir(), decomposition: false }).run(TASK);
+    const result = await createHarness({
+      backend,
+      tools: [writeFile],
+      workspace: await tempDir(),
+      decomposition: false,
+    }).run(TASK);
     expect(result.subtasks[0]?.files).toEqual(['report.md']);
     expect(result.deliverable.files).toEqual(['report.md']);
     expect(textOf(backend.callsFor('verify')[0])).toContain('# Rivers');
@@ -31,7 +39,13 @@ describe('state integrity: no file a loop wrote is lost', () => {
         submit('report written', ['report.md', './report.md']),
       ],
     });
-    const harness = createHarness({ backend, tools: [writeFile], workspace: await tempDir(), decomposition: false, verification: false });
+    const harness = createHarness({
+      backend,
+      tools: [writeFile],
+      workspace: await tempDir(),
+      decomposition: false,
+      verification: false,
+    });
     const result = await harness.run(TASK);
     expect(result.deliverable.files.sort()).toEqual(['data.csv', 'report.md']);
   });
@@ -70,7 +84,10 @@ describe('state integrity: a failed stage never overwrites the deliverable', () 
     const backend = new ScriptedBackend({
       execute: [submit('GOOD-ANSWER', [])],
       verify: [verdict(false, ['needs a chart']), verdict(false, ['needs a chart'])],
-      repair: [toolCall('write_file', { path: 'scratch.md', content: 'draft' }), new HarnessError('server-error', 'gone')],
+      repair: [
+        toolCall('write_file', { path: 'scratch.md', content: 'draft' }),
+        new HarnessError('server-error', 'gone'),
+      ],
     });
     const harness = createHarness({
       backend,
@@ -81,7 +98,10 @@ describe('state integrity: a failed stage never overwrites the deliverable', () 
     });
     const events = collect(harness);
     const result = await harness.run(TASK);
-    expect(events.find((e) => e.type === 'repair-finish')).toMatchObject({ status: 'failed', deliverable: { answer: 'GOOD-ANSWER' } });
+    expect(events.find((e) => e.type === 'repair-finish')).toMatchObject({
+      status: 'failed',
+      deliverable: { answer: 'GOOD-ANSWER' },
+    });
     expect(result.deliverable).toEqual({ answer: 'GOOD-ANSWER', files: [] });
     expect(result).toMatchObject({ status: 'failed', error: { code: 'verification-failed' } });
   });
@@ -92,7 +112,12 @@ describe('state integrity: a failed stage never overwrites the deliverable', () 
       verify: [verdict(false, ['needs a chart']), verdict(true)],
       repair: [toolCall('write_file', { path: 'chart.png', content: 'png' }), submit('', ['chart.png'])],
     });
-    const result = await createHarness({ backend, tools: [writeFile], workspace: await tempDir(), decomposition: false }).run(TASK);
+    const result = await createHarness({
+      backend,
+      tools: [writeFile],
+      workspace: await tempDir(),
+      decomposition: false,
+    }).run(TASK);
     expect(result.status).toBe('succeeded');
     expect(result.deliverable).toEqual({ answer: 'REPORT', files: ['report.md', 'chart.png'] });
   });
@@ -155,20 +180,23 @@ describe('state integrity: retries and budgets', () => {
 });
 
 describe('state integrity: non-retryable backend errors end the run at once', () => {
-  it.each(['authentication', 'bad-request', 'not-found'] as const)('%s in a subtask: no more attempts, no synthesis', async (code) => {
-    const backend = new ScriptedBackend({
-      plan: [planOf('a', 'b')],
-      execute: [new HarnessError(code, `the provider said ${code}`)],
-    });
-    const harness = createHarness({ backend, workspace: await tempDir() });
-    const events = collect(harness);
-    const result = await harness.run(TASK);
-    expect(result).toMatchObject({ status: 'failed', error: { code, message: `the provider said ${code}` } });
-    expect(backend.callsFor('execute')).toHaveLength(1);
-    expect(backend.callsFor('synthesize')).toHaveLength(0);
-    expect(events.find((e) => e.type === 'run-error')).toMatchObject({ stage: 'execute', error: { code } });
-    expect(result.subtasks.map((s) => s.status)).toEqual(['failed', 'skipped']);
-  });
+  it.each(['authentication', 'bad-request', 'not-found'] as const)(
+    '%s in a subtask: no more attempts, no synthesis',
+    async (code) => {
+      const backend = new ScriptedBackend({
+        plan: [planOf('a', 'b')],
+        execute: [new HarnessError(code, `the provider said ${code}`)],
+      });
+      const harness = createHarness({ backend, workspace: await tempDir() });
+      const events = collect(harness);
+      const result = await harness.run(TASK);
+      expect(result).toMatchObject({ status: 'failed', error: { code, message: `the provider said ${code}` } });
+      expect(backend.callsFor('execute')).toHaveLength(1);
+      expect(backend.callsFor('synthesize')).toHaveLength(0);
+      expect(events.find((e) => e.type === 'run-error')).toMatchObject({ stage: 'execute', error: { code } });
+      expect(result.subtasks.map((s) => s.status)).toEqual(['failed', 'skipped']);
+    },
+  );
 
   it('with decomposition off, a 401 is tried once and run-error names the execute stage', async () => {
     const backend = new ScriptedBackend({ execute: [new HarnessError('authentication', 'Incorrect API key')] });
@@ -176,7 +204,10 @@ describe('state integrity: non-retryable backend errors end the run at once', ()
     const events = collect(harness);
     const result = await harness.run(TASK);
     expect(backend.calls).toHaveLength(1);
-    expect(events.find((e) => e.type === 'run-error')).toMatchObject({ stage: 'execute', error: { code: 'authentication' } });
+    expect(events.find((e) => e.type === 'run-error')).toMatchObject({
+      stage: 'execute',
+      error: { code: 'authentication' },
+    });
     expect(result.error?.message).toBe('Incorrect API key');
   });
 });
@@ -199,7 +230,12 @@ describe('goal drift: prompts and sampling', () => {
 
   it('sends the paper sampling (temperature 1.0, top-p 0.95) and the output reserve on every request', async () => {
     const backend = new ScriptedBackend(
-      { plan: [planOf('a', 'b')], execute: [submit('a'), submit('b')], synthesize: [submit('ab')], verify: [verdict(true)] },
+      {
+        plan: [planOf('a', 'b')],
+        execute: [submit('a'), submit('b')],
+        synthesize: [submit('ab')],
+        verify: [verdict(true)],
+      },
       { contextWindow: 16_000 },
     );
     await createHarness({ backend, workspace: await tempDir() }).run(TASK);
@@ -233,7 +269,11 @@ describe('silent losses are reported', () => {
     // A file where the answers directory should be: every save under it fails.
     await writeOnDisk(path.join(workspace, '.harness/answers'), 'not a directory');
     const long = `HEAD ${'x'.repeat(20_000)} TAIL`;
-    const backend = new ScriptedBackend({ plan: [planOf('a', 'b')], execute: [submit(long), submit('b')], synthesize: [submit('ab')] });
+    const backend = new ScriptedBackend({
+      plan: [planOf('a', 'b')],
+      execute: [submit(long), submit('b')],
+      synthesize: [submit('ab')],
+    });
     const harness = createHarness({ backend, workspace, verification: false });
     const events = collect(harness);
     const result = await harness.run(TASK);
@@ -253,12 +293,21 @@ describe('the window guarantee covers tool model calls', () => {
       execute: [toolCall('analyze_image', { path: 'chart.png', question: 'What is shown?' }), submit('seen')],
     });
     const vision = new ScriptedBackend({ vision: [reply('A red square.')] }, { contextWindow: 8_000 });
-    const harness = createHarness({ backend, roles: { vision }, tools: [analyzeImageTool()], workspace, decomposition: false, verification: false });
+    const harness = createHarness({
+      backend,
+      roles: { vision },
+      tools: [analyzeImageTool()],
+      workspace,
+      decomposition: false,
+      verification: false,
+    });
     const events = collect(harness);
     const result = await harness.run(TASK);
     expect(result.status).toBe('succeeded');
     expect(vision.calls[0]).toMatchObject({ purpose: 'vision', temperature: 1, topP: 0.95, maxOutputTokens: 2_000 });
-    const visionEvents = events.filter((e) => (e.type === 'llm-request' || e.type === 'llm-response') && e.purpose === 'vision');
+    const visionEvents = events.filter(
+      (e) => (e.type === 'llm-request' || e.type === 'llm-response') && e.purpose === 'vision',
+    );
     expect(visionEvents.map((e) => e.type)).toEqual(['llm-request', 'llm-response']);
     expect(result.report.byPurpose.vision).toMatchObject({ calls: 1 });
   });
@@ -267,10 +316,20 @@ describe('the window guarantee covers tool model calls', () => {
     const workspace = await tempDir();
     await writeOnDisk(path.join(workspace, 'chart.png'), makePng(4, 4));
     const backend = new ScriptedBackend({
-      execute: [toolCall('analyze_image', { path: 'chart.png', question: 'x'.repeat(20_000) }), submit('could not see it')],
+      execute: [
+        toolCall('analyze_image', { path: 'chart.png', question: 'x'.repeat(20_000) }),
+        submit('could not see it'),
+      ],
     });
     const vision = new ScriptedBackend([], { contextWindow: 2_000 });
-    const result = await createHarness({ backend, roles: { vision }, tools: [analyzeImageTool()], workspace, decomposition: false, verification: false }).run(TASK);
+    const result = await createHarness({
+      backend,
+      roles: { vision },
+      tools: [analyzeImageTool()],
+      workspace,
+      decomposition: false,
+      verification: false,
+    }).run(TASK);
     expect(vision.calls).toHaveLength(0);
     const observation = backend.callsFor('execute')[1]?.messages.at(-1);
     expect(observation).toMatchObject({ role: 'tool', isError: true });

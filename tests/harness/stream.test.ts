@@ -10,9 +10,12 @@ import { hang, tempDir, textOf } from './helpers.js';
 
 /** Answers each run after its own task, so concurrent runs can share one backend. */
 function echoBackend() {
-  return new ScriptedBackend((request: GenerateRequest) => submit(`answer to ${/task (\w+)/.exec(textOf(request))?.[1]}`), {
-    stream: true,
-  });
+  return new ScriptedBackend(
+    (request: GenerateRequest) => submit(`answer to ${/task (\w+)/.exec(textOf(request))?.[1]}`),
+    {
+      stream: true,
+    },
+  );
 }
 
 async function drain(stream: RunStream): Promise<HarnessEvent[]> {
@@ -34,7 +37,10 @@ describe('harness.stream()', () => {
 
     expect(alpha.runId).toBe('run-alpha');
     expect(beta.runId).not.toBe('run-alpha');
-    for (const [stream, events] of [[alpha, alphaEvents], [beta, betaEvents]] as const) {
+    for (const [stream, events] of [
+      [alpha, alphaEvents],
+      [beta, betaEvents],
+    ] as const) {
       expect(events.every((e) => e.runId === stream.runId)).toBe(true);
       // Exactly what on/onAny saw for this run, in the same order.
       expect(events).toEqual(everything.filter((e) => e.runId === stream.runId));
@@ -52,7 +58,13 @@ describe('harness.stream()', () => {
 
   it('aborts the run when the consumer leaves the loop early', async () => {
     const backend = new ScriptedBackend({ execute: [toolCall('hang', {}, 'call-hang')] }, { stream: true });
-    const harness = createHarness({ backend, tools: [hang], decomposition: false, verification: false, workspace: await tempDir() });
+    const harness = createHarness({
+      backend,
+      tools: [hang],
+      decomposition: false,
+      verification: false,
+      workspace: await tempDir(),
+    });
     const finished: string[] = [];
     harness.on('run-finish', (e) => finished.push(e.result.status));
 
@@ -72,7 +84,13 @@ describe('harness.stream()', () => {
 
   it('aborts through the signal of its input, like run()', async () => {
     const backend = new ScriptedBackend({ execute: [toolCall('hang', {}, 'call-hang')] }, { stream: true });
-    const harness = createHarness({ backend, tools: [hang], decomposition: false, verification: false, workspace: await tempDir() });
+    const harness = createHarness({
+      backend,
+      tools: [hang],
+      decomposition: false,
+      verification: false,
+      workspace: await tempDir(),
+    });
     const controller = new AbortController();
     const stream = harness.stream({ task: 'task hang', signal: controller.signal });
     const types: string[] = [];

@@ -20,7 +20,8 @@ const Workload = fc.record({
 });
 type Workload = typeof Workload extends fc.Arbitrary<infer T> ? T : never;
 
-const filler = (chars: number, tag: string) => `${tag} `.padEnd(Math.max(tag.length + 1, chars), 'data words and 1234 numbers ');
+const filler = (chars: number, tag: string) =>
+  `${tag} `.padEnd(Math.max(tag.length + 1, chars), 'data words and 1234 numbers ');
 
 /** A scripted model that drives every role: tool calls with outputs of the given sizes, long answers, one repair. */
 function scriptFor(workload: Workload, seen: { purposes: Set<Purpose> }) {
@@ -46,7 +47,8 @@ function scriptFor(workload: Workload, seen: { purposes: Set<Purpose> }) {
         if (purpose === 'execute' && executeCalls < outputs.length) {
           return toolCall('emit_data', { chars: outputs[executeCalls++] });
         }
-        if (purpose === 'execute' && executeCalls++ === outputs.length) return toolCall('analyze_image', { path: 'chart.png' });
+        if (purpose === 'execute' && executeCalls++ === outputs.length)
+          return toolCall('analyze_image', { path: 'chart.png' });
         if (purpose === 'execute') executeCalls = 0;
         return submit(filler(workload.answerChars, `${purpose}-answer`), ['chart.png']);
       }
@@ -74,7 +76,8 @@ describe('the window guarantee holds for every role', () => {
           (request) => {
             const input = counter.countRequest(request.messages, request.tools ?? []);
             const reserved = request.maxOutputTokens ?? Number.POSITIVE_INFINITY;
-            if (input + reserved > workload.window) oversize.push(`${request.purpose}: ${input} + ${reserved} > ${workload.window}`);
+            if (input + reserved > workload.window)
+              oversize.push(`${request.purpose}: ${input} + ${reserved} > ${workload.window}`);
             return script(request);
           },
           // No usage reported: the harness counts with o200k uncalibrated, as this check does.
@@ -104,7 +107,16 @@ describe('the window guarantee holds for every role', () => {
         numRuns: 20,
         // Always among the runs: a small window that long tool outputs overfill, so history is summarised.
         examples: [
-          [{ window: 6_000, maxOutputTokens: 1_000, subtasks: 2, toolOutputChars: [9_000, 9_000, 9_000, 9_000, 9_000, 9_000], answerChars: 30_000, attachmentChars: [40_000] }],
+          [
+            {
+              window: 6_000,
+              maxOutputTokens: 1_000,
+              subtasks: 2,
+              toolOutputChars: [9_000, 9_000, 9_000, 9_000, 9_000, 9_000],
+              answerChars: 30_000,
+              attachmentChars: [40_000],
+            },
+          ],
         ],
       },
     );

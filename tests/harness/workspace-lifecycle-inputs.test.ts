@@ -38,15 +38,24 @@ describe('input errors resolve', () => {
     const file = path.join(await tempDir(), 'plain.txt');
     await fsWriteFile(file, 'x');
     const harness = createHarness({ backend: new ScriptedBackend([]), workspace: path.join(file, 'sub') });
-    await expect(harness.run(TASK)).rejects.toMatchObject({ code: 'invalid-options', message: expect.stringContaining('not a directory') });
+    await expect(harness.run(TASK)).rejects.toMatchObject({
+      code: 'invalid-options',
+      message: expect.stringContaining('not a directory'),
+    });
   });
 
   it.runIf(hasMkfifo())('fails the run at intake for a FIFO attachment, without opening it', async () => {
     const fifo = path.join(await tempDir(), 'pipe.txt');
     execFileSync('mkfifo', [fifo]);
     const backend = new ScriptedBackend([]);
-    const result = await createHarness({ backend, workspace: await tempDir(), ...quick }).run({ task: TASK, attachments: [fifo] });
-    expect(result).toMatchObject({ status: 'failed', error: { code: 'invalid-input', message: expect.stringContaining('FIFO') } });
+    const result = await createHarness({ backend, workspace: await tempDir(), ...quick }).run({
+      task: TASK,
+      attachments: [fifo],
+    });
+    expect(result).toMatchObject({
+      status: 'failed',
+      error: { code: 'invalid-input', message: expect.stringContaining('FIFO') },
+    });
     expect(backend.calls).toHaveLength(0);
   });
 
@@ -62,11 +71,18 @@ describe('input errors resolve', () => {
         [folder, 'a directory'],
         [socketPath, 'a socket'],
       ] as const) {
-        const result = await createHarness({ backend: new ScriptedBackend([]), workspace: await tempDir(), ...quick }).run({
+        const result = await createHarness({
+          backend: new ScriptedBackend([]),
+          workspace: await tempDir(),
+          ...quick,
+        }).run({
           task: TASK,
           attachments: [attachment],
         });
-        expect(result).toMatchObject({ status: 'failed', error: { code: 'invalid-input', message: expect.stringContaining(kind) } });
+        expect(result).toMatchObject({
+          status: 'failed',
+          error: { code: 'invalid-input', message: expect.stringContaining(kind) },
+        });
       }
     } finally {
       server.close();
@@ -77,7 +93,10 @@ describe('input errors resolve', () => {
     const file = path.join(await tempDir(), 'brief.txt');
     await fsWriteFile(file, 'The brief.');
     const backend = new ScriptedBackend({ execute: [submit('read it')] });
-    const result = await createHarness({ backend, workspace: await tempDir(), ...quick }).run({ task: TASK, attachments: [file] });
+    const result = await createHarness({ backend, workspace: await tempDir(), ...quick }).run({
+      task: TASK,
+      attachments: [file],
+    });
     expect(result.status).toBe('succeeded');
     expect(existsSync(path.join(result.workspace, 'attachments', 'brief.txt'))).toBe(true);
   });
@@ -87,7 +106,10 @@ describe('options: workspace and onListenerError', () => {
   it('rejects a workspace option of the wrong shape, and dir with keep: false', () => {
     const backend = new ScriptedBackend([]);
     expect(() => createHarness({ backend, workspace: 42 as unknown as string })).toThrow(
-      expect.objectContaining({ code: 'invalid-options', message: expect.stringContaining('{ dir?: string, keep?: boolean }') }),
+      expect.objectContaining({
+        code: 'invalid-options',
+        message: expect.stringContaining('{ dir?: string, keep?: boolean }'),
+      }),
     );
     expect(() => createHarness({ backend, workspace: { dir: '/tmp/x', keep: false } })).toThrow(/never removed/);
     expect(() => createHarness({ backend, workspace: { keep: 'yes' } as unknown as { keep: boolean } })).toThrow(

@@ -36,7 +36,13 @@ function backendFor(outcome: 'succeed' | 'fail'): ScriptedBackend {
 }
 
 function harnessWith(outcome: 'succeed' | 'fail', options: Partial<HarnessOptions> = {}) {
-  return createHarness({ backend: backendFor(outcome), tools: [writeFile], decomposition: false, verification: false, ...options });
+  return createHarness({
+    backend: backendFor(outcome),
+    tools: [writeFile],
+    decomposition: false,
+    verification: false,
+    ...options,
+  });
 }
 
 /** A deferred promise the test settles. */
@@ -110,7 +116,10 @@ describe('workspace lifecycle: temporary workspaces and close()', () => {
     // An aborted run did not succeed: its workspace is kept.
     expect(closed).toEqual({ removed: [], kept: [result.workspace] });
     expect(await harness.close()).toBe(closed);
-    await expect(harness.run(TASK)).rejects.toMatchObject({ code: 'harness-closed', message: expect.stringContaining('createHarness') });
+    await expect(harness.run(TASK)).rejects.toMatchObject({
+      code: 'harness-closed',
+      message: expect.stringContaining('createHarness'),
+    });
   });
 });
 
@@ -128,7 +137,13 @@ describe('workspace lifecycle: one run per workspace', () => {
       },
     });
     const backend = new ScriptedBackend({ execute: [toolCall('hold', {}), submit('done')] });
-    const harness = createHarness({ backend, tools: [holdOpen], workspace: dir, decomposition: false, verification: false });
+    const harness = createHarness({
+      backend,
+      tools: [holdOpen],
+      workspace: dir,
+      decomposition: false,
+      verification: false,
+    });
     let runIds = 0;
     const runs = Array.from({ length: 10 }, () => harness.run({ task: TASK, runId: `run-${++runIds}` }));
     const rejected: unknown[] = [];
@@ -165,14 +180,28 @@ describe('workspace lifecycle: one run per workspace', () => {
       preview: real.preview.bind(real),
     };
     const open = gate();
-    const hold = defineTool({ name: 'hold', description: 'Waits.', input: z.object({}), execute: () => open.wait.then(() => 'held') });
+    const hold = defineTool({
+      name: 'hold',
+      description: 'Waits.',
+      input: z.object({}),
+      execute: () => open.wait.then(() => 'held'),
+    });
     const backend = new ScriptedBackend({ execute: [toolCall('hold', {}), submit('done'), submit('again')] });
-    const harness = createHarness({ backend, tools: [hold], workspace: virtual, decomposition: false, verification: false });
+    const harness = createHarness({
+      backend,
+      tools: [hold],
+      workspace: virtual,
+      decomposition: false,
+      verification: false,
+    });
     const started = gate();
     harness.on('tool-call', () => started.open());
     const first = harness.run({ task: TASK, runId: 'first' });
     await started.wait;
-    await expect(harness.run(TASK)).rejects.toMatchObject({ code: 'workspace-busy', message: expect.stringContaining('run "first"') });
+    await expect(harness.run(TASK)).rejects.toMatchObject({
+      code: 'workspace-busy',
+      message: expect.stringContaining('run "first"'),
+    });
     open.open();
     expect((await first).status).toBe('succeeded');
     expect((await harness.run(TASK)).status).toBe('succeeded');
@@ -183,7 +212,9 @@ describe('workspace lifecycle: one run per workspace', () => {
     async (mode) => {
       const dir = await tempDir();
       const backend = new ScriptedBackend(
-        mode === 'pipeline' ? { execute: [submit('one'), submit('two')] } : { manage: [decide('blocked'), decide('blocked')] },
+        mode === 'pipeline'
+          ? { execute: [submit('one'), submit('two')] }
+          : { manage: [decide('blocked'), decide('blocked')] },
       );
       const harness = createHarness({ backend, workspace: dir, mode, decomposition: false, verification: false });
       let next: Promise<RunResult> | undefined;
@@ -214,10 +245,14 @@ describe('workspace lifecycle: one run per workspace', () => {
     await writeLock(dir, { runId: 'their-run', pid: process.ppid, hostname: os.hostname() });
     await expect(harnessWith('succeed', { workspace: dir }).run(TASK)).rejects.toMatchObject({
       code: 'workspace-busy',
-      message: expect.stringMatching(new RegExp(`run "their-run" \\(process ${process.ppid} on .*delete ".*run\\.lock"`)),
+      message: expect.stringMatching(
+        new RegExp(`run "their-run" \\(process ${process.ppid} on .*delete ".*run\\.lock"`),
+      ),
     });
     await writeLock(dir, { runId: 'remote-run', pid: 999_999_999, hostname: 'another-host.invalid' });
-    await expect(harnessWith('succeed', { workspace: dir }).run(TASK)).rejects.toMatchObject({ code: 'workspace-busy' });
+    await expect(harnessWith('succeed', { workspace: dir }).run(TASK)).rejects.toMatchObject({
+      code: 'workspace-busy',
+    });
     expect(JSON.parse(await readFile(path.join(dir, LOCK), 'utf8'))).toMatchObject({ runId: 'remote-run' });
   });
 });
@@ -240,7 +275,10 @@ describe('workspace lifecycle: no writes after a run ends', () => {
           ctx.signal.addEventListener('abort', () => {
             void runEnded
               .then(() => ctx.workspace.writeFile('late.txt', 'too late', { tool: 'late_write' }))
-              .then((value) => (writeResult = value), (error: unknown) => (writeResult = error))
+              .then(
+                (value) => (writeResult = value),
+                (error: unknown) => (writeResult = error),
+              )
               .finally(outcome.open);
           });
           onStart();
@@ -267,7 +305,10 @@ describe('workspace lifecycle: no writes after a run ends', () => {
     const result = await harness.run({ task: TASK, signal: controller.signal });
     ended.open();
     expect(result.status).toBe(status);
-    expect(await late.written).toMatchObject({ code: 'workspace-closed', message: expect.stringContaining('late.txt') });
+    expect(await late.written).toMatchObject({
+      code: 'workspace-closed',
+      message: expect.stringContaining('late.txt'),
+    });
     expect(existsSync(path.join(result.workspace, 'late.txt'))).toBe(false);
   });
 
@@ -294,7 +335,10 @@ describe('workspace lifecycle: no writes after a run ends', () => {
   });
 });
 
-async function writeLock(dir: string, holder: { runId: string; pid: number | undefined; hostname: string }): Promise<void> {
+async function writeLock(
+  dir: string,
+  holder: { runId: string; pid: number | undefined; hostname: string },
+): Promise<void> {
   await mkdir(path.join(dir, '.harness'), { recursive: true });
   const lock = { ...holder, since: '2020-01-01T00:00:00.000Z', token: `token-${holder.runId}` };
   await fsWriteFile(path.join(dir, LOCK), JSON.stringify(lock));

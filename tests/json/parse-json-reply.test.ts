@@ -32,7 +32,12 @@ describe('parseJsonReply', () => {
 });
 
 describe('askJson', () => {
-  const context = (backend: ScriptedBackend) => ({ backend, purpose: 'verify' as const, runId: 'r', scope: 'verify-1' });
+  const context = (backend: ScriptedBackend) => ({
+    backend,
+    purpose: 'verify' as const,
+    runId: 'r',
+    scope: 'verify-1',
+  });
 
   it('re-asks once quoting the validation error and accepts the fixed reply', async () => {
     const backend = new ScriptedBackend({ verify: [reply('{"passed":"yes"}'), reply('{"passed":true}')] });
@@ -60,7 +65,11 @@ describe('parseJsonReply with prose holding other JSON', () => {
 
   it('costs no re-ask when the valid object follows a citation', async () => {
     const backend = new ScriptedBackend({ verify: [reply('See [1].\n{"passed": false}')] });
-    const result = await askJson({ backend, purpose: 'verify', runId: 'r', scope: 'verify-1' }, [{ role: 'user', content: 'x' }], Shape);
+    const result = await askJson(
+      { backend, purpose: 'verify', runId: 'r', scope: 'verify-1' },
+      [{ role: 'user', content: 'x' }],
+      Shape,
+    );
     expect(result).toEqual({ ok: true, value: { passed: false }, calls: 1 });
   });
 });

@@ -22,7 +22,11 @@ function recorder(backend: LlmBackend, extra: Partial<ModelCallContext> = {}) {
   return { events, context };
 }
 
-function result(content: string, toolCalls: GenerateResult['message']['toolCalls'] = [], reasoning?: string): GenerateResult {
+function result(
+  content: string,
+  toolCalls: GenerateResult['message']['toolCalls'] = [],
+  reasoning?: string,
+): GenerateResult {
   return {
     message: { role: 'assistant', content, toolCalls, ...(reasoning === undefined ? {} : { reasoning }) },
     finishReason: toolCalls.length > 0 ? 'tool-calls' : 'stop',
@@ -32,7 +36,11 @@ function result(content: string, toolCalls: GenerateResult['message']['toolCalls
 
 describe('callModel over a backend with stream()', () => {
   it('emits llm-request, the deltas as parts arrive and llm-response under one callId; finish is the result', async () => {
-    const answer = result('Hello there', [{ id: 'tc-1', name: 'read_file', arguments: '{"path":"notes.md"}' }], 'thinking it over');
+    const answer = result(
+      'Hello there',
+      [{ id: 'tc-1', name: 'read_file', arguments: '{"path":"notes.md"}' }],
+      'thinking it over',
+    );
     const backend = new ScriptedBackend([answer], { stream: true });
     const { events, context } = recorder(backend);
 
@@ -49,14 +57,23 @@ describe('callModel over a backend with stream()', () => {
       'tool-call-delta',
       'llm-response',
     ]);
-    for (const event of events) expect(event).toMatchObject({ runId: 'run-1', purpose: 'execute', scope: 'subtask-1', callId: 'call-1' });
+    for (const event of events)
+      expect(event).toMatchObject({ runId: 'run-1', purpose: 'execute', scope: 'subtask-1', callId: 'call-1' });
     const text = events.flatMap((e) => (e.type === 'text-delta' ? [e.text] : [])).join('');
     expect(text).toBe('Hello there');
     const args = events.flatMap((e) => (e.type === 'tool-call-delta' ? [e.argumentsDelta] : [])).join('');
     expect(args).toBe('{"path":"notes.md"}');
-    expect(events.find((e) => e.type === 'tool-call-delta')).toMatchObject({ toolCallId: 'tc-1', toolName: 'read_file' });
+    expect(events.find((e) => e.type === 'tool-call-delta')).toMatchObject({
+      toolCallId: 'tc-1',
+      toolName: 'read_file',
+    });
     expect(events.find((e) => e.type === 'reasoning-delta')).toMatchObject({ text: 'thinking it over' });
-    expect(events.at(-1)).toMatchObject({ type: 'llm-response', finishReason: 'tool-calls', toolCalls: 1, usage: { inputTokens: 12, outputTokens: 7 } });
+    expect(events.at(-1)).toMatchObject({
+      type: 'llm-response',
+      finishReason: 'tool-calls',
+      toolCalls: 1,
+      usage: { inputTokens: 12, outputTokens: 7 },
+    });
   });
 
   it('sends purpose, sampling and maxOutputTokens through stream() and reports usage as generate() does', async () => {
@@ -80,7 +97,10 @@ describe('callModel over a backend with stream()', () => {
     await callModel(context, ASK);
     const ids = events.filter((e) => e.type === 'llm-request').map((e) => ('callId' in e ? e.callId : ''));
     expect(ids).toEqual(['call-1', 'call-2']);
-    expect(events.filter((e) => e.type === 'text-delta').map((e) => ('callId' in e ? e.callId : ''))).toEqual(['call-1', 'call-2']);
+    expect(events.filter((e) => e.type === 'text-delta').map((e) => ('callId' in e ? e.callId : ''))).toEqual([
+      'call-1',
+      'call-2',
+    ]);
   });
 
   it('uses generate() when the backend has no stream() or opts out with streaming: false', async () => {
@@ -109,7 +129,11 @@ describe('callModel over a backend with stream()', () => {
 });
 
 describe('llm-retry', () => {
-  const notice = (attempt: number, delayMs: number) => ({ attempt, delayMs, error: { code: 'rate-limited', message: `HTTP 429 (attempt ${attempt})` } });
+  const notice = (attempt: number, delayMs: number) => ({
+    attempt,
+    delayMs,
+    error: { code: 'rate-limited', message: `HTTP 429 (attempt ${attempt})` },
+  });
 
   it('turns every onRetry notice of generate() into an llm-retry event of the call', async () => {
     const backend: LlmBackend = {
@@ -124,8 +148,30 @@ describe('llm-retry', () => {
     await callModel(context, ASK);
     expect(events.map((e) => e.type)).toEqual(['llm-request', 'llm-retry', 'llm-retry', 'llm-response']);
     expect(events.filter((e) => e.type === 'llm-retry')).toEqual([
-      { type: 'llm-retry', runId: 'run-1', purpose: 'verify', scope: 'verify-1', callId: 'call-1', provider: 'fake', modelId: 'fake-1', attempt: 1, delayMs: 500, error: { code: 'rate-limited', message: 'HTTP 429 (attempt 1)' } },
-      { type: 'llm-retry', runId: 'run-1', purpose: 'verify', scope: 'verify-1', callId: 'call-1', provider: 'fake', modelId: 'fake-1', attempt: 2, delayMs: 1000, error: { code: 'rate-limited', message: 'HTTP 429 (attempt 2)' } },
+      {
+        type: 'llm-retry',
+        runId: 'run-1',
+        purpose: 'verify',
+        scope: 'verify-1',
+        callId: 'call-1',
+        provider: 'fake',
+        modelId: 'fake-1',
+        attempt: 1,
+        delayMs: 500,
+        error: { code: 'rate-limited', message: 'HTTP 429 (attempt 1)' },
+      },
+      {
+        type: 'llm-retry',
+        runId: 'run-1',
+        purpose: 'verify',
+        scope: 'verify-1',
+        callId: 'call-1',
+        provider: 'fake',
+        modelId: 'fake-1',
+        attempt: 2,
+        delayMs: 1000,
+        error: { code: 'rate-limited', message: 'HTTP 429 (attempt 2)' },
+      },
     ]);
   });
 
@@ -152,13 +198,31 @@ describe('delta events of a run (runEventSender)', () => {
     const bus = new HarnessEvents();
     const log: HarnessEvent[] = [];
     const emit = runEventSender(bus, () => 5, log);
-    const delta: EventInput = { type: 'text-delta', runId: 'r', purpose: 'execute', scope: 's', callId: 'c', text: 'x' };
+    const delta: EventInput = {
+      type: 'text-delta',
+      runId: 'r',
+      purpose: 'execute',
+      scope: 's',
+      callId: 'c',
+      text: 'x',
+    };
     const seen: HarnessEvent[] = [];
 
     emit(delta);
     bus.on('text-delta', (e) => seen.push(e));
     emit(delta);
-    emit({ type: 'llm-retry', runId: 'r', purpose: 'execute', scope: 's', callId: 'c', provider: 'p', modelId: 'm', attempt: 1, delayMs: 1, error: { code: 'timeout', message: 't' } });
+    emit({
+      type: 'llm-retry',
+      runId: 'r',
+      purpose: 'execute',
+      scope: 's',
+      callId: 'c',
+      provider: 'p',
+      modelId: 'm',
+      attempt: 1,
+      delayMs: 1,
+      error: { code: 'timeout', message: 't' },
+    });
 
     expect(seen).toEqual([{ ...delta, timestamp: 5 }]);
     expect(log.map((e) => e.type)).toEqual(['llm-retry']);

@@ -3,7 +3,13 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HarnessError } from '../../src/errors.js';
-import { commandAgent, functionAgent, harnessAgent, isHarnessAgent, type EpisodeInput } from '../../src/managed/index.js';
+import {
+  commandAgent,
+  functionAgent,
+  harnessAgent,
+  isHarnessAgent,
+  type EpisodeInput,
+} from '../../src/managed/index.js';
 import { ScriptedBackend } from '../../src/testing/index.js';
 import { textOf } from '../harness/helpers.js';
 import { decide, executeRecords, managedRun, script, tempDir, verdictOf } from './helpers.js';
@@ -11,7 +17,13 @@ import { decide, executeRecords, managedRun, script, tempDir, verdictOf } from '
 const REPORT = { id: 'report', description: 'report.md exists.' };
 
 function episode(cwd: string, extra: Partial<EpisodeInput> = {}): EpisodeInput {
-  return { prompt: 'PROMPT-TEXT line one\nline two', cwd, timeoutMs: 60_000, signal: new AbortController().signal, ...extra };
+  return {
+    prompt: 'PROMPT-TEXT line one\nline two',
+    cwd,
+    timeoutMs: 60_000,
+    signal: new AbortController().signal,
+    ...extra,
+  };
 }
 
 /** The errno code `process.kill(-pgid, 0)` throws, or undefined when the group still exists. */
@@ -55,7 +67,9 @@ describe('commandAgent', () => {
     const dir = await tempDir();
     const { file, pidFile } = await sleeper(dir);
     const controller = new AbortController();
-    const running = commandAgent({ command: ['bash', file], promptVia: 'stdin' }).runEpisode(episode(dir, { signal: controller.signal }));
+    const running = commandAgent({ command: ['bash', file], promptVia: 'stdin' }).runEpisode(
+      episode(dir, { signal: controller.signal }),
+    );
     await waitForFile(pidFile);
     controller.abort();
     const result = await running;
@@ -75,11 +89,15 @@ describe('commandAgent', () => {
     const prompt = 'PROMPT-TEXT line one\nline two';
     const stdin = await commandAgent({ command: ['cat'], promptVia: 'stdin' }).runEpisode(episode(dir));
     expect(stdin).toEqual({ status: 'done', exitCode: 0, output: prompt });
-    const slot = await commandAgent({ command: ['bash', '-c', 'printf "%s|%s" "$1" "$2"', 'agent', '-p', '{prompt}'], promptVia: 'arg' }).runEpisode(
-      episode(dir),
-    );
+    const slot = await commandAgent({
+      command: ['bash', '-c', 'printf "%s|%s" "$1" "$2"', 'agent', '-p', '{prompt}'],
+      promptVia: 'arg',
+    }).runEpisode(episode(dir));
     expect(slot.output).toBe(`-p|${prompt}`);
-    const appended = await commandAgent({ command: ['bash', '-c', 'printf "%s" "$1"', 'agent'], promptVia: 'arg' }).runEpisode(episode(dir));
+    const appended = await commandAgent({
+      command: ['bash', '-c', 'printf "%s" "$1"', 'agent'],
+      promptVia: 'arg',
+    }).runEpisode(episode(dir));
     expect(appended.output).toBe(prompt);
     const viaFile = await commandAgent({
       command: ['bash', '-c', 'cat "$1"; echo; echo "$HARNESS_PROMPT_FILE"', 'agent', '{promptFile}'],
@@ -108,7 +126,9 @@ describe('commandAgent', () => {
 
   it('reports a program that cannot start as an error, and rejects bad options', async () => {
     const dir = await tempDir();
-    const result = await commandAgent({ command: [path.join(dir, 'no-such-agent')], promptVia: 'stdin' }).runEpisode(episode(dir));
+    const result = await commandAgent({ command: [path.join(dir, 'no-such-agent')], promptVia: 'stdin' }).runEpisode(
+      episode(dir),
+    );
     expect(result.status).toBe('error');
     expect(result.output).toContain('Could not start');
     expect(() => commandAgent({ command: [], promptVia: 'stdin' })).toThrow(/Invalid commandAgent option "command"/);
@@ -119,13 +139,18 @@ describe('commandAgent', () => {
 describe('functionAgent and harnessAgent', () => {
   it('wraps an in-process agent: results pass through, throws and bad results become errors', async () => {
     const dir = await tempDir();
-    const ok = functionAgent(async ({ prompt }) => ({ status: 'done', output: `read ${prompt.length}` }), { name: 'mine' });
+    const ok = functionAgent(async ({ prompt }) => ({ status: 'done', output: `read ${prompt.length}` }), {
+      name: 'mine',
+    });
     expect(ok.name).toBe('mine');
     expect(await ok.runEpisode(episode(dir))).toEqual({ status: 'done', output: 'read 29' });
     const throws = functionAgent(() => {
       throw new Error('kaput');
     });
-    expect(await throws.runEpisode(episode(dir))).toEqual({ status: 'error', output: expect.stringContaining('kaput') });
+    expect(await throws.runEpisode(episode(dir))).toEqual({
+      status: 'error',
+      output: expect.stringContaining('kaput'),
+    });
     const bad = functionAgent(() => ({ status: 'fine', output: 1 }) as never);
     expect((await bad.runEpisode(episode(dir))).status).toBe('error');
     const controller = new AbortController();
@@ -147,11 +172,19 @@ describe('external executors in a managed run', () => {
     const { file, pidFile } = await sleeper(dir);
     const backend = new ScriptedBackend({
       manage: [executeRecords([REPORT]), decide('blocked', { reason: 'the executor hangs' })],
-      audit: [verdictOf('incomplete', 'clean', [{ recordId: 'report', check: 'report.md exists', observed: 'missing', verdict: 'fail' }])],
+      audit: [
+        verdictOf('incomplete', 'clean', [
+          { recordId: 'report', check: 'report.md exists', observed: 'missing', verdict: 'fail' },
+        ]),
+      ],
     });
     const run = await managedRun({
       backend,
-      options: { agents: { executor: commandAgent({ command: ['bash', file], promptVia: 'stdin', timeoutMs: 1_000, name: 'slowpoke' }) } },
+      options: {
+        agents: {
+          executor: commandAgent({ command: ['bash', file], promptVia: 'stdin', timeoutMs: 1_000, name: 'slowpoke' }),
+        },
+      },
     });
     const result = await run.run();
     expect(groupProbe(Number(await readFile(pidFile, 'utf8')))).toBe('ESRCH');
@@ -166,9 +199,16 @@ describe('external executors in a managed run', () => {
     const file = await script(dir, 'fail.sh', 'cat > /dev/null\necho "I finished everything"\nexit 3');
     const backend = new ScriptedBackend({
       manage: [executeRecords([REPORT]), decide('blocked', { reason: 'the executor fails' })],
-      audit: [verdictOf('incomplete', 'clean', [{ recordId: 'report', check: 'report.md exists', observed: 'missing', verdict: 'fail' }])],
+      audit: [
+        verdictOf('incomplete', 'clean', [
+          { recordId: 'report', check: 'report.md exists', observed: 'missing', verdict: 'fail' },
+        ]),
+      ],
     });
-    const run = await managedRun({ backend, options: { agents: { executor: commandAgent({ command: ['bash', file], promptVia: 'stdin' }) } } });
+    const run = await managedRun({
+      backend,
+      options: { agents: { executor: commandAgent({ command: ['bash', file], promptVia: 'stdin' }) } },
+    });
     const result = await run.run();
     const audit = textOf(backend.callsFor('audit')[0]);
     expect(audit).toContain('the episode ended "error", exit code 3');
@@ -180,24 +220,33 @@ describe('external executors in a managed run', () => {
 
   it('a long output reaches the auditor head and tail through the memory layer; the whole is saved', async () => {
     const dir = await tempDir();
-    const file = await script(dir, 'chatty.sh', 'cat > /dev/null\necho "HEAD-OF-OUTPUT"\nfor i in $(seq 1 3000); do echo "working on step $i"; done\necho "TAIL-OF-OUTPUT"');
+    const file = await script(
+      dir,
+      'chatty.sh',
+      'cat > /dev/null\necho "HEAD-OF-OUTPUT"\nfor i in $(seq 1 3000); do echo "working on step $i"; done\necho "TAIL-OF-OUTPUT"',
+    );
     const backend = new ScriptedBackend({
       manage: [executeRecords([REPORT]), decide('blocked', { reason: 'x' })],
       audit: [verdictOf('incomplete', 'clean', [{ check: 'report.md exists', observed: 'missing', verdict: 'fail' }])],
     });
-    const run = await managedRun({ backend, options: { agents: { executor: commandAgent({ command: ['bash', file], promptVia: 'stdin' }) } } });
+    const run = await managedRun({
+      backend,
+      options: { agents: { executor: commandAgent({ command: ['bash', file], promptVia: 'stdin' }) } },
+    });
     await run.run();
     const audit = textOf(backend.callsFor('audit')[0]);
     expect(audit).toContain('HEAD-OF-OUTPUT');
     expect(audit).toContain('TAIL-OF-OUTPUT');
     expect(audit).not.toContain('working on step 1500\n');
     expect(audit).toContain('.harness/outputs/execute-1.txt');
-    expect(run.events('memory-truncate')).toEqual([expect.objectContaining({ purpose: 'execute', scope: 'execute-1', strategy: 'head-tail' })]);
+    expect(run.events('memory-truncate')).toEqual([
+      expect.objectContaining({ purpose: 'execute', scope: 'execute-1', strategy: 'head-tail' }),
+    ]);
     const saved = await readFile(path.join(run.workspace.root, '.harness/outputs/execute-1.txt'), 'utf8');
     expect(saved).toContain('working on step 1500\n');
   });
 
-  it('an external executor gets the request, the contract and the audited state, and the run\'s variables', async () => {
+  it("an external executor gets the request, the contract and the audited state, and the run's variables", async () => {
     const seen: EpisodeInput[] = [];
     const backend = new ScriptedBackend({
       manage: [executeRecords([REPORT], 'Write report.md now.'), decide('blocked', { reason: 'x' })],

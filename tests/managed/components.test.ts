@@ -39,9 +39,17 @@ describe('managed options', () => {
 });
 
 describe('Manager and Auditor on their own', () => {
-  it('Manager resolves a contract\'s records to the open ones when it names none', async () => {
+  it("Manager resolves a contract's records to the open ones when it names none", async () => {
     const backend = new ScriptedBackend({
-      manage: [reply(JSON.stringify({ records: [REPORT], next: 'execute', contract: { task: 'Write it.', acceptanceCriteria: ['exists'] } }))],
+      manage: [
+        reply(
+          JSON.stringify({
+            records: [REPORT],
+            next: 'execute',
+            contract: { task: 'Write it.', acceptanceCriteria: ['exists'] },
+          }),
+        ),
+      ],
     });
     const manager = new Manager({ backend, prompt: 'CUSTOM MANAGER PROMPT' });
     const mark = new DataMark('0123456789abcdef');
@@ -62,11 +70,15 @@ describe('Manager and Auditor on their own', () => {
       contract: { task: 'Write it.', acceptanceCriteria: ['exists'], boundaries: [], recordIds: ['report'] },
     });
     expect(backend.calls[0]?.messages[0]).toEqual({ role: 'system', content: mark.withRule('CUSTOM MANAGER PROMPT') });
-    expect(textOf(backend.calls[0])).toContain(`Attached files, in the workspace: ${mark.inline('attachments/data.csv')}`);
+    expect(textOf(backend.calls[0])).toContain(
+      `Attached files, in the workspace: ${mark.inline('attachments/data.csv')}`,
+    );
   });
 
   it('Auditor refuses tools that are not read-only and needs a backend for its built-in loop', () => {
-    expect(() => new Auditor({ backend: new ScriptedBackend([]), tools: [writeFileTool] })).toThrow(/read-only; these are not: write_file/);
+    expect(() => new Auditor({ backend: new ScriptedBackend([]), tools: [writeFileTool] })).toThrow(
+      /read-only; these are not: write_file/,
+    );
     expect(() => new Auditor({})).toThrow(/needs `backend`/);
   });
 
@@ -76,7 +88,13 @@ describe('Manager and Auditor on their own', () => {
     const backend = new ScriptedBackend({
       audit: [
         toolCall('list_files', {}),
-        reply(JSON.stringify({ status: 'complete', integrity: 'clean', findings: [{ recordId: 'report', check: 'exists', observed: 'report.md', verdict: 'pass' }] })),
+        reply(
+          JSON.stringify({
+            status: 'complete',
+            integrity: 'clean',
+            findings: [{ recordId: 'report', check: 'exists', observed: 'report.md', verdict: 'pass' }],
+          }),
+        ),
       ],
     });
     const auditor = new Auditor({ backend });
@@ -92,7 +110,11 @@ describe('Manager and Auditor on their own', () => {
       workspace,
     });
     expect(outcome).toEqual({
-      verdict: { status: 'complete', integrity: 'clean', findings: [{ recordId: 'report', check: 'exists', observed: 'report.md', verdict: 'pass' }] },
+      verdict: {
+        status: 'complete',
+        integrity: 'clean',
+        findings: [{ recordId: 'report', check: 'exists', observed: 'report.md', verdict: 'pass' }],
+      },
       iterations: 2,
     });
     const listing = backend.calls[1]?.messages.at(-1);
@@ -106,7 +128,11 @@ describe('replacement components', () => {
       async audit(input) {
         await writeFile(path.join(input.workspace.root, 'report.md'), 'rewritten by the auditor');
         return {
-          verdict: { status: 'complete', integrity: 'clean', findings: [{ check: 'exists', observed: 'yes', verdict: 'pass' }] },
+          verdict: {
+            status: 'complete',
+            integrity: 'clean',
+            findings: [{ check: 'exists', observed: 'yes', verdict: 'pass' }],
+          },
           iterations: 0,
         };
       },
@@ -124,15 +150,20 @@ describe('replacement components', () => {
   it('a replacement manager decides; a replacement that executes without a contract fails the run clearly', async () => {
     const decisions: ManagerLike = {
       async decide(input) {
-        return input.round === 1 ? { decision: { records: [REPORT], next: 'execute' } } : { decision: { records: [], next: 'done' } };
+        return input.round === 1
+          ? { decision: { records: [REPORT], next: 'execute' } }
+          : { decision: { records: [], next: 'done' } };
       },
     };
     const run = await managedRun({ backend: new ScriptedBackend({}), options: { components: { manager: decisions } } });
     const result = await run.run();
-    expect(result).toMatchObject({ status: 'failed', error: { code: 'invalid-input', message: expect.stringContaining('without a contract') } });
+    expect(result).toMatchObject({
+      status: 'failed',
+      error: { code: 'invalid-input', message: expect.stringContaining('without a contract') },
+    });
   });
 
-  it('uses prompts.audit as the built-in auditor\'s instructions', async () => {
+  it("uses prompts.audit as the built-in auditor's instructions", async () => {
     const backend = new ScriptedBackend({
       manage: [executeRecords([REPORT]), decide('blocked', { reason: 'x' })],
       execute: [submit('done')],
@@ -141,20 +172,38 @@ describe('replacement components', () => {
     const run = await managedRun({ backend, options: { prompts: { audit: 'CUSTOM AUDIT RULES' } } });
     await run.run();
     const system = backend.callsFor('audit')[0]?.messages[0];
-    expect(system).toMatchObject({ role: 'system', content: expect.stringMatching(/^CUSTOM AUDIT RULES\n\n.*submit_answer/s) });
+    expect(system).toMatchObject({
+      role: 'system',
+      content: expect.stringMatching(/^CUSTOM AUDIT RULES\n\n.*submit_answer/s),
+    });
   });
 });
 
 describe('tools given to the auditor', () => {
   it('excludes every host tool that is not read-only', async () => {
-    const search = defineTool({ name: 'lookup', description: 'Looks up.', input: z.object({}), readOnly: true, execute: () => 'x' });
+    const search = defineTool({
+      name: 'lookup',
+      description: 'Looks up.',
+      input: z.object({}),
+      readOnly: true,
+      execute: () => 'x',
+    });
     const backend = new ScriptedBackend({
       manage: [executeRecords([REPORT]), decide('blocked', { reason: 'x' })],
       execute: [submit('done')],
       audit: [verdictOf('incomplete', 'clean', [{ check: 'exists', observed: 'no', verdict: 'fail' }])],
     });
     await (await managedRun({ backend, tools: [writeFileTool, search] })).run();
-    expect((backend.callsFor('execute')[0]?.tools ?? []).map((t) => t.name).sort()).toEqual(['lookup', 'submit_answer', 'write_file']);
-    expect((backend.callsFor('audit')[0]?.tools ?? []).map((t) => t.name).sort()).toEqual(['list_files', 'lookup', 'read_file', 'submit_answer']);
+    expect((backend.callsFor('execute')[0]?.tools ?? []).map((t) => t.name).sort()).toEqual([
+      'lookup',
+      'submit_answer',
+      'write_file',
+    ]);
+    expect((backend.callsFor('audit')[0]?.tools ?? []).map((t) => t.name).sort()).toEqual([
+      'list_files',
+      'lookup',
+      'read_file',
+      'submit_answer',
+    ]);
   });
 });

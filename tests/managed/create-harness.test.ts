@@ -9,16 +9,30 @@ const REPORT = { id: 'report', description: 'report.md exists with the heading "
 describe("createHarness({ mode: 'managed' })", () => {
   it('catches a false claim, completes the record only on a clean audit, and succeeds on done', async () => {
     const backend = new ScriptedBackend({
-      manage: [executeRecords([REPORT]), decide('execute', { contract: { task: 'Write report.md for real.', acceptanceCriteria: ['report.md exists'], recordIds: ['report'] } }), decide('done')],
+      manage: [
+        executeRecords([REPORT]),
+        decide('execute', {
+          contract: {
+            task: 'Write report.md for real.',
+            acceptanceCriteria: ['report.md exists'],
+            recordIds: ['report'],
+          },
+        }),
+        decide('done'),
+      ],
       execute: [
         reply('Done! I wrote report.md.'),
         toolCall('write_file', { path: 'report.md', content: '# Rivers' }),
         reply('Wrote report.md.'),
       ],
       audit: [
-        verdictOf('incomplete', 'clean', [{ recordId: 'report', check: 'report.md exists', observed: 'no such file', verdict: 'fail' }]),
+        verdictOf('incomplete', 'clean', [
+          { recordId: 'report', check: 'report.md exists', observed: 'no such file', verdict: 'fail' },
+        ]),
         toolCall('read_file', { path: 'report.md' }),
-        verdictOf('complete', 'clean', [{ recordId: 'report', check: 'report.md exists', observed: '# Rivers', verdict: 'pass' }]),
+        verdictOf('complete', 'clean', [
+          { recordId: 'report', check: 'report.md exists', observed: '# Rivers', verdict: 'pass' },
+        ]),
       ],
     });
     const harness = createHarness({ backend, tools: [writeFileTool], workspace: await tempDir(), mode: 'managed' });

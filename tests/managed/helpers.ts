@@ -4,7 +4,12 @@ import type { GenerateResult, LlmBackend } from '../../src/backend/types.js';
 import { HarnessEvents, type HarnessEvent, type HarnessEventType, type EventOf } from '../../src/events.js';
 import { buildReport } from '../../src/harness/report.js';
 import { RunControl } from '../../src/harness/run-control.js';
-import { runManaged, type ManagedOptions, type ManagedRunInit, type ManagedRunResult } from '../../src/managed/index.js';
+import {
+  runManaged,
+  type ManagedOptions,
+  type ManagedRunInit,
+  type ManagedRunResult,
+} from '../../src/managed/index.js';
 import type { AuditFinding, RecordDraft } from '../../src/managed/index.js';
 import { MemoryManager } from '../../src/memory/memory-manager.js';
 import { reply, submit } from '../../src/testing/index.js';

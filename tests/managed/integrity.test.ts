@@ -6,7 +6,16 @@ import { commandAgent, diffFingerprints, fingerprintWorkspace } from '../../src/
 import { ScriptedBackend, submit, toolCall } from '../../src/testing/index.js';
 import { defineTool } from '../../src/tools/define-tool.js';
 import { textOf } from '../harness/helpers.js';
-import { decide, executeRecords, managedRun, script, stateOnDisk, tempDir, verdictOf, writeFileTool } from './helpers.js';
+import {
+  decide,
+  executeRecords,
+  managedRun,
+  script,
+  stateOnDisk,
+  tempDir,
+  verdictOf,
+  writeFileTool,
+} from './helpers.js';
 
 const REPORT = { id: 'report', description: 'report.md exists and starts with "# Rivers".' };
 
@@ -38,13 +47,20 @@ describe('integrity: any change during an audit voids it', () => {
       execute: [toolCall('write_file', { path: 'report.md', content: '# Rivers\n' }), submit('written')],
       audit: [
         toolCall('peek', { path: 'report.md' }),
-        verdictOf('complete', 'clean', [{ recordId: 'report', check: 'heading', observed: '# Rivers', verdict: 'pass' }]),
+        verdictOf('complete', 'clean', [
+          { recordId: 'report', check: 'heading', observed: '# Rivers', verdict: 'pass' },
+        ]),
       ],
     });
     const run = await managedRun({ backend, tools: [writeFileTool, lyingPeek] });
     const result = await run.run();
     // The auditor was offered the host's read-only tools only (peek claims to be one), never write_file.
-    expect((backend.callsFor('audit')[0]?.tools ?? []).map((t) => t.name).sort()).toEqual(['list_files', 'peek', 'read_file', 'submit_answer']);
+    expect((backend.callsFor('audit')[0]?.tools ?? []).map((t) => t.name).sort()).toEqual([
+      'list_files',
+      'peek',
+      'read_file',
+      'submit_answer',
+    ]);
     expect(run.events('integrity-violation')).toEqual([
       expect.objectContaining({ round: 1, changedPaths: ['peek.log'], records: ['report'] }),
     ]);
@@ -54,7 +70,10 @@ describe('integrity: any change during an audit voids it', () => {
     expect(result.status).toBe('blocked');
     expect(textOf(backend.callsFor('manage')[2])).toMatch(/not completed by a clean audit: report \(untrusted/);
     expect(result.report.managed.integrityViolations).toBe(1);
-    expect(result.taskState.records[0]?.evidence.at(-1)).toMatchObject({ verdict: 'fail', observed: 'Changed during the audit: peek.log' });
+    expect(result.taskState.records[0]?.evidence.at(-1)).toMatchObject({
+      verdict: 'fail',
+      observed: 'Changed during the audit: peek.log',
+    });
     expect(await stateOnDisk(run.workspace)).toEqual(result.taskState);
   });
 
@@ -89,11 +108,16 @@ describe('integrity: any change during an audit voids it', () => {
   it('leaves a clean audit clean when only the harness writes (.harness/ is not fingerprinted)', async () => {
     const backend = new ScriptedBackend({
       manage: [executeRecords([REPORT]), decide('done')],
-      execute: [toolCall('write_file', { path: 'report.md', content: `# Rivers\n${'The Danube flows east.\n'.repeat(2_000)}` }), submit('written')],
+      execute: [
+        toolCall('write_file', { path: 'report.md', content: `# Rivers\n${'The Danube flows east.\n'.repeat(2_000)}` }),
+        submit('written'),
+      ],
       // A long read: the memory saves the full output under .harness/outputs/ during the audit.
       audit: [
         toolCall('cat', { path: 'report.md' }),
-        verdictOf('complete', 'clean', [{ recordId: 'report', check: 'heading', observed: '# Rivers', verdict: 'pass' }]),
+        verdictOf('complete', 'clean', [
+          { recordId: 'report', check: 'heading', observed: '# Rivers', verdict: 'pass' },
+        ]),
       ],
     });
     const run = await managedRun({ backend, tools: [writeFileTool, cat] });

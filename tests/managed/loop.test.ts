@@ -20,11 +20,19 @@ describe('managed run: the Manage-Execute-Audit loop', () => {
   it('completes a record only through a clean audit with evidence, and succeeds on done', async () => {
     const backend = new ScriptedBackend({
       manage: [executeRecords([REPORT], 'Write report.md.'), decide('done')],
-      execute: [toolCall('write_file', { path: 'report.md', content: '# Rivers\n' }), submit('I wrote report.md.', ['report.md'])],
+      execute: [
+        toolCall('write_file', { path: 'report.md', content: '# Rivers\n' }),
+        submit('I wrote report.md.', ['report.md']),
+      ],
       audit: [
         toolCall('read_file', { path: 'report.md' }),
         verdictOf('complete', 'clean', [
-          { recordId: 'report', check: 'report.md starts with "# Rivers"', observed: 'report.md: "# Rivers"', verdict: 'pass' },
+          {
+            recordId: 'report',
+            check: 'report.md starts with "# Rivers"',
+            observed: 'report.md: "# Rivers"',
+            verdict: 'pass',
+          },
         ]),
       ],
     });
@@ -33,7 +41,13 @@ describe('managed run: the Manage-Execute-Audit loop', () => {
     expect(result.status).toBe('succeeded');
     expect(result.taskState).toMatchObject({
       round: 2,
-      records: [{ id: 'report', status: 'completed', evidence: [{ round: 1, audit: 'audit-1', verdict: 'pass', observed: 'report.md: "# Rivers"' }] }],
+      records: [
+        {
+          id: 'report',
+          status: 'completed',
+          evidence: [{ round: 1, audit: 'audit-1', verdict: 'pass', observed: 'report.md: "# Rivers"' }],
+        },
+      ],
     });
     expect(result.deliverable.files).toEqual(['report.md']);
     expect(result.deliverable.answer).toContain('[completed] report');
@@ -81,14 +95,23 @@ describe('managed run: the Manage-Execute-Audit loop', () => {
       audit: [
         toolCall('read_file', { path: 'report.md' }),
         verdictOf('complete', 'clean', [
-          { recordId: 'report', check: 'report.md exists', observed: 'read_file: "report.md" does not exist in the workspace', verdict: 'fail' },
+          {
+            recordId: 'report',
+            check: 'report.md exists',
+            observed: 'read_file: "report.md" does not exist in the workspace',
+            verdict: 'fail',
+          },
         ]),
       ],
     });
     const run = await managedRun({ backend });
     const result = await run.run();
     const record = result.taskState.records[0];
-    expect(record).toMatchObject({ id: 'report', status: 'pending', reason: expect.stringContaining('does not exist') });
+    expect(record).toMatchObject({
+      id: 'report',
+      status: 'pending',
+      reason: expect.stringContaining('does not exist'),
+    });
     expect(textOf(backend.callsFor('manage')[1])).toContain('"report.md" does not exist in the workspace');
     expect(textOf(backend.callsFor('manage')[1])).not.toContain('Done! I wrote report.md');
     expect(result.status).toBe('blocked');
@@ -101,7 +124,9 @@ describe('managed run: the Manage-Execute-Audit loop', () => {
     });
     const run = await managedRun({ backend });
     const result = await run.run();
-    expect(textOf(backend.callsFor('manage')[1])).toMatch(/You answered "done", but these records are not completed by a clean audit: report \(pending\)/);
+    expect(textOf(backend.callsFor('manage')[1])).toMatch(
+      /You answered "done", but these records are not completed by a clean audit: report \(pending\)/,
+    );
     expect(result.status).toBe('blocked');
     expect(run.events('manager-decision').map((e) => e.next)).toEqual(['done', 'blocked']);
   });
@@ -117,18 +142,30 @@ describe('managed run: the Manage-Execute-Audit loop', () => {
     const backend = new ScriptedBackend({
       manage: [executeRecords([REPORT]), decide('blocked', { reason: 'No write access to the share.' })],
       execute: [submit('Permission denied on the share.')],
-      audit: [verdictOf('blocked', 'clean', [{ recordId: 'report', check: 'write access', observed: 'the share is read-only', verdict: 'fail' }])],
+      audit: [
+        verdictOf('blocked', 'clean', [
+          { recordId: 'report', check: 'write access', observed: 'the share is read-only', verdict: 'fail' },
+        ]),
+      ],
     });
     const result = await (await managedRun({ backend })).run();
     expect(result.status).toBe('blocked');
-    expect(result.error).toEqual({ code: 'blocked', message: expect.stringContaining('No write access to the share.') });
+    expect(result.error).toEqual({
+      code: 'blocked',
+      message: expect.stringContaining('No write access to the share.'),
+    });
     expect(result.error?.message).toContain('report: write access: the share is read-only');
-    expect(result.taskState.records[0]).toMatchObject({ status: 'blocked', reason: 'write access: the share is read-only' });
+    expect(result.taskState.records[0]).toMatchObject({
+      status: 'blocked',
+      reason: 'write access: the share is read-only',
+    });
     expect(result.report.managed.blocked?.reasons[0]).toBe('No write access to the share.');
   });
 
   it('ends "blocked" with the question in the result when the manager asks and no onAsk is set', async () => {
-    const backend = new ScriptedBackend({ manage: [decide('ask', { records: [REPORT], question: 'Which river first?' })] });
+    const backend = new ScriptedBackend({
+      manage: [decide('ask', { records: [REPORT], question: 'Which river first?' })],
+    });
     const result = await (await managedRun({ backend })).run();
     expect(result.status).toBe('blocked');
     expect(result.error?.message).toContain('Which river first?');
@@ -139,7 +176,10 @@ describe('managed run: the Manage-Execute-Audit loop', () => {
   it('puts the question to onAsk and gives the manager the answer as a user message', async () => {
     const asked: Array<{ question: string; state: TaskState }> = [];
     const backend = new ScriptedBackend({
-      manage: [decide('ask', { records: [REPORT], question: 'Which river first?' }), decide('blocked', { reason: 'stop here' })],
+      manage: [
+        decide('ask', { records: [REPORT], question: 'Which river first?' }),
+        decide('blocked', { reason: 'stop here' }),
+      ],
     });
     const run = await managedRun({
       backend,
@@ -151,15 +191,27 @@ describe('managed run: the Manage-Execute-Audit loop', () => {
       },
     });
     await run.run();
-    expect(asked).toEqual([{ question: 'Which river first?', state: expect.objectContaining({ round: 1, records: [expect.objectContaining({ id: 'report' })] }) }]);
+    expect(asked).toEqual([
+      {
+        question: 'Which river first?',
+        state: expect.objectContaining({ round: 1, records: [expect.objectContaining({ id: 'report' })] }),
+      },
+    ]);
     const messages = backend.callsFor('manage')[1]?.messages ?? [];
-    expect(messages.at(-2)).toMatchObject({ role: 'assistant', content: expect.stringContaining('Which river first?') });
+    expect(messages.at(-2)).toMatchObject({
+      role: 'assistant',
+      content: expect.stringContaining('Which river first?'),
+    });
     expect(messages.at(-1)).toMatchObject({ role: 'user', content: expect.stringContaining('The Danube.') });
   });
 
   it('re-asks a malformed manager reply once, then falls back to one record holding the request', async () => {
     const backend = new ScriptedBackend({
-      manage: [reply('I think we should write the report.'), decide('execute', { records: [REPORT] }), decide('blocked', { reason: 'enough' })],
+      manage: [
+        reply('I think we should write the report.'),
+        decide('execute', { records: [REPORT] }),
+        decide('blocked', { reason: 'enough' }),
+      ],
       execute: [toolCall('write_file', { path: 'report.md', content: '# Rivers\n' }), submit('written')],
       audit: [verdictOf('complete', 'clean', [{ check: 'report.md exists', observed: '# Rivers', verdict: 'pass' }])],
     });
@@ -191,12 +243,20 @@ describe('managed run: the Manage-Execute-Audit loop', () => {
     expect(audit).toMatchObject({ status: 'incomplete', integrity: 'suspect', fallback: 'malformed-reply' });
     expect(audit?.state.records[0]).toMatchObject({ status: 'untrusted' });
     expect(result.report.managed.audits.malformed).toBe(1);
-    expect(run.events('llm-request').filter((e) => e.purpose === 'audit').map((e) => e.scope)).toEqual(['audit-1', 'audit-1-reask']);
+    expect(
+      run
+        .events('llm-request')
+        .filter((e) => e.purpose === 'audit')
+        .map((e) => e.scope),
+    ).toEqual(['audit-1', 'audit-1-reask']);
   });
 
   it('ends after managed.maxRounds rounds with the state as it stands', async () => {
     const backend = new ScriptedBackend({
-      manage: [executeRecords([REPORT]), decide('execute', { contract: { task: 'Try again.', acceptanceCriteria: ['report.md exists'] } })],
+      manage: [
+        executeRecords([REPORT]),
+        decide('execute', { contract: { task: 'Try again.', acceptanceCriteria: ['report.md exists'] } }),
+      ],
       execute: [submit('tried'), submit('tried again')],
       audit: [
         verdictOf('incomplete', 'clean', [{ check: 'report.md exists', observed: 'missing', verdict: 'fail' }]),
@@ -206,16 +266,25 @@ describe('managed run: the Manage-Execute-Audit loop', () => {
     const run = await managedRun({ backend, options: { maxRounds: 2 } });
     const result = await run.run();
     expect(result.status).toBe('failed');
-    expect(result.error).toMatchObject({ code: 'budget-exhausted', message: expect.stringContaining('managed.maxRounds (2)') });
+    expect(result.error).toMatchObject({
+      code: 'budget-exhausted',
+      message: expect.stringContaining('managed.maxRounds (2)'),
+    });
     expect(result.error?.message).toContain('open records: report');
-    expect(result.taskState).toMatchObject({ round: 2, records: [{ status: 'pending', reason: 'report.md exists: still missing' }] });
+    expect(result.taskState).toMatchObject({
+      round: 2,
+      records: [{ status: 'pending', reason: 'report.md exists: still missing' }],
+    });
     expect(run.events('run-error')).toHaveLength(1);
     backend.assertComplete();
   });
 
-  it('stops when the run\'s iterations are used up, keeping iterations for each round\'s audit', async () => {
+  it("stops when the run's iterations are used up, keeping iterations for each round's audit", async () => {
     const backend = new ScriptedBackend({
-      manage: [executeRecords([REPORT]), decide('execute', { contract: { task: 'Again.', acceptanceCriteria: ['report.md exists'] } })],
+      manage: [
+        executeRecords([REPORT]),
+        decide('execute', { contract: { task: 'Again.', acceptanceCriteria: ['report.md exists'] } }),
+      ],
       execute: [toolCall('write_file', { path: 'a.md', content: 'a' })],
       audit: [verdictOf('incomplete', 'clean', [{ check: 'report.md exists', observed: 'missing', verdict: 'fail' }])],
     });
@@ -286,7 +355,9 @@ describe('managed run: the state file', () => {
     const backend = new ScriptedBackend({
       manage: [
         executeRecords([REPORT, { id: 'notes', description: 'notes.md exists.' }]),
-        decide('execute', { contract: { task: 'Write notes.md.', acceptanceCriteria: ['notes.md exists'], recordIds: ['notes'] } }),
+        decide('execute', {
+          contract: { task: 'Write notes.md.', acceptanceCriteria: ['notes.md exists'], recordIds: ['notes'] },
+        }),
         decide('done'),
       ],
       execute: [
@@ -300,7 +371,9 @@ describe('managed run: the state file', () => {
           { recordId: 'report', check: 'report.md', observed: '# Rivers', verdict: 'pass' },
           { recordId: 'notes', check: 'notes.md exists', observed: 'missing', verdict: 'fail' },
         ]),
-        verdictOf('complete', 'clean', [{ recordId: 'notes', check: 'notes.md exists', observed: 'n', verdict: 'pass' }]),
+        verdictOf('complete', 'clean', [
+          { recordId: 'notes', check: 'notes.md exists', observed: 'n', verdict: 'pass' },
+        ]),
       ],
     });
     const run = await managedRun({ backend });
@@ -310,7 +383,13 @@ describe('managed run: the state file', () => {
       run.bus.on(type, (e) => seen.push({ type, event: e.state, disk: JSON.parse(readFileSync(file, 'utf8')) }));
     }
     const result = await run.run();
-    expect(seen.map((s) => s.type)).toEqual(['manager-decision', 'audit-finish', 'manager-decision', 'audit-finish', 'manager-decision']);
+    expect(seen.map((s) => s.type)).toEqual([
+      'manager-decision',
+      'audit-finish',
+      'manager-decision',
+      'audit-finish',
+      'manager-decision',
+    ]);
     for (const { event, disk } of seen) expect(disk).toEqual(event);
     // An incomplete audit completes nothing, even a record it found passing; the second round's clean audit does.
     expect(seen[1]?.event.records.map((r) => r.status)).toEqual(['pending', 'pending']);
@@ -323,11 +402,23 @@ describe('managed run: the state file', () => {
 describe('managed run: the executor and what it sees', () => {
   it('gives the executor the request, the contract and the audited state, never an earlier trace or claim', async () => {
     const backend = new ScriptedBackend({
-      manage: [executeRecords([REPORT]), decide('execute', { contract: { task: 'Fix the heading.', acceptanceCriteria: ['heading is # Rivers'] } }), decide('blocked', { reason: 'x' })],
-      execute: [toolCall('write_file', { path: 'report.md', content: '# Lakes\n' }), submit('CLAIM-ONE: all done'), submit('fixed')],
+      manage: [
+        executeRecords([REPORT]),
+        decide('execute', { contract: { task: 'Fix the heading.', acceptanceCriteria: ['heading is # Rivers'] } }),
+        decide('blocked', { reason: 'x' }),
+      ],
+      execute: [
+        toolCall('write_file', { path: 'report.md', content: '# Lakes\n' }),
+        submit('CLAIM-ONE: all done'),
+        submit('fixed'),
+      ],
       audit: [
-        verdictOf('incomplete', 'clean', [{ recordId: 'report', check: 'heading', observed: 'AUDITED: heading is "# Lakes"', verdict: 'fail' }]),
-        verdictOf('incomplete', 'clean', [{ recordId: 'report', check: 'heading', observed: 'still "# Lakes"', verdict: 'fail' }]),
+        verdictOf('incomplete', 'clean', [
+          { recordId: 'report', check: 'heading', observed: 'AUDITED: heading is "# Lakes"', verdict: 'fail' },
+        ]),
+        verdictOf('incomplete', 'clean', [
+          { recordId: 'report', check: 'heading', observed: 'still "# Lakes"', verdict: 'fail' },
+        ]),
       ],
     });
     await (await managedRun({ backend })).run();

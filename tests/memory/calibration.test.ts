@@ -64,7 +64,9 @@ describe('MemoryManager calibration', () => {
     const raw = memory.countRequest(dialogue, tools);
     memory.observeUsage(strict, raw, usage(Math.round(raw * 1.3)));
     const tokenized = seen.length;
-    expect(memory.countRequest(dialogue, tools, strict)).toBe(Math.ceil(raw * (Math.round(raw * 1.3) / raw) * CALIBRATION_MARGIN));
+    expect(memory.countRequest(dialogue, tools, strict)).toBe(
+      Math.ceil(raw * (Math.round(raw * 1.3) / raw) * CALIBRATION_MARGIN),
+    );
     expect(memory.countRequest(dialogue, tools, plain)).toBe(raw);
     expect(seen.length).toBe(tokenized);
   });
@@ -72,7 +74,11 @@ describe('MemoryManager calibration', () => {
   it('keeps a model whose tokenizer counts 30 % more under its window, as its provider counts', async () => {
     const counter = new TokenCounter(quarterTokenizer);
     const provider = (messages: Message[], specs: ToolSpec[] = []) => Math.ceil(counter.request(messages, specs) * 1.3);
-    const backend = fakeBackend(32_000, () => 'Did the probes.', (request) => usage(provider(request.messages)));
+    const backend = fakeBackend(
+      32_000,
+      () => 'Did the probes.',
+      (request) => usage(provider(request.messages)),
+    );
     const memory = new MemoryManager({ tokenizer: quarterTokenizer });
     const dialogue = [...prefix, ...Array.from({ length: 12 }, (_, i) => round(`r${i}`, ['o'.repeat(7_200)])).flat()];
     // Uncalibrated, the dialogue fits under the compression threshold; as the provider counts, it leaves no room
@@ -88,12 +94,22 @@ describe('MemoryManager calibration', () => {
   it('uses what the summary call itself taught about a backend that also summarises', async () => {
     const counter = new TokenCounter(quarterTokenizer);
     const provider = (messages: Message[], specs: ToolSpec[] = []) => Math.ceil(counter.request(messages, specs) * 1.3);
-    const backend = fakeBackend(32_000, () => 'Did the probes.', (request) => usage(provider(request.messages)));
+    const backend = fakeBackend(
+      32_000,
+      () => 'Did the probes.',
+      (request) => usage(provider(request.messages)),
+    );
     const memory = new MemoryManager({ tokenizer: quarterTokenizer });
     // Five rounds of 7 700 tokens: the three kept by a compression fit the limit uncalibrated, not as the provider counts.
-    const dialogue = [...prefix, ...Array.from({ length: 5 }, (_, i) => round(`r${i}`, ['o'.repeat(4 * 7_700)])).flat()];
+    const dialogue = [
+      ...prefix,
+      ...Array.from({ length: 5 }, (_, i) => round(`r${i}`, ['o'.repeat(4 * 7_700)])).flat(),
+    ];
     const scope = scopeFor(backend, hostWorkspace());
-    const fitted = await memory.fitRequest({ messages: dialogue, tools, protectedCount: 2, maxOutputTokens: 4_000 }, scope);
+    const fitted = await memory.fitRequest(
+      { messages: dialogue, tools, protectedCount: 2, maxOutputTokens: 4_000 },
+      scope,
+    );
     expect(backend.calls).toHaveLength(1);
     expect(provider(fitted, tools) + 4_000).toBeLessThanOrEqual(32_000);
     expect(scope.events.map((e) => e.type)).toEqual(['llm-request', 'llm-response', 'memory-compress', 'memory-prune']);

@@ -39,7 +39,10 @@ describe('the file-preview budget of a scope', () => {
 
   it('refills when a compression summarised the previews it paid for', async () => {
     const memory = new MemoryManager(options);
-    const scope = scopeFor(fakeBackend(32_000, () => 'Read f1-f3: three reports.'), hostWorkspace());
+    const scope = scopeFor(
+      fakeBackend(32_000, () => 'Read f1-f3: three reports.'),
+      hostWorkspace(),
+    );
     const { dialogue, previews } = await spendBudget(memory, scope);
     await memory.fitRequest({ messages: dialogue, tools, protectedCount: 2 }, scope);
     expect(scope.events.some((e) => e.type === 'memory-compress')).toBe(true);
@@ -50,7 +53,10 @@ describe('the file-preview budget of a scope', () => {
 
   it('refills when a prune removed them', async () => {
     const memory = new MemoryManager(options);
-    const scope = scopeFor(fakeBackend(32_000, () => ''), hostWorkspace());
+    const scope = scopeFor(
+      fakeBackend(32_000, () => ''),
+      hostWorkspace(),
+    );
     const { dialogue, previews } = await spendBudget(memory, scope);
     const fitted = await memory.fitRequest({ messages: dialogue, tools, protectedCount: 2 }, scope);
     expect(scope.events).toContainEqual(expect.objectContaining({ type: 'memory-prune', reason: 'summary-failed' }));
@@ -60,7 +66,10 @@ describe('the file-preview budget of a scope', () => {
 
   it('gives back only what left the dialogue', async () => {
     const memory = new MemoryManager({ ...options, keepRecentRounds: 2 });
-    const scope = scopeFor(fakeBackend(32_000, () => 'Read f1.'), hostWorkspace());
+    const scope = scopeFor(
+      fakeBackend(32_000, () => 'Read f1.'),
+      hostWorkspace(),
+    );
     const first = await read(memory, scope, 'f1');
     const second = await read(memory, scope, 'f2');
     expect(second.length).toBeLessThan(first.length);

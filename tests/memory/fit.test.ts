@@ -83,7 +83,12 @@ describe('emergencyPrune', () => {
     const last = round('c', ['3'.repeat(400)]);
     const dialogue = [...prefix, ...a, ...b, ...last];
     const b0 = b[0] as Extract<Message, { role: 'assistant' }>;
-    const expected = [...prefix, { ...b0, content: '' }, prunedToolMessage(b[1] as Extract<Message, { role: 'tool' }>), ...last];
+    const expected = [
+      ...prefix,
+      { ...b0, content: '' },
+      prunedToolMessage(b[1] as Extract<Message, { role: 'tool' }>),
+      ...last,
+    ];
     const result = emergencyPrune(dialogue, 2, total(expected), count);
     expect(result.fits).toBe(true);
     expect(result.messagesRemoved).toBe(2);
@@ -105,7 +110,11 @@ const dialogueArb = fc
     const messages: Message[] = [...prefix];
     specs.forEach((spec, r) => {
       const calls = spec.outputs.map((_, i) => ({ id: `c${r}-${i}`, name: 'probe', arguments: '{}' }));
-      messages.push({ role: 'assistant', content: `r${r} ${'t'.repeat(spec.reasoning)}`, ...(calls.length ? { toolCalls: calls } : {}) });
+      messages.push({
+        role: 'assistant',
+        content: `r${r} ${'t'.repeat(spec.reasoning)}`,
+        ...(calls.length ? { toolCalls: calls } : {}),
+      });
       spec.outputs.forEach((size, i) =>
         messages.push({ role: 'tool', toolCallId: `c${r}-${i}`, toolName: 'probe', content: 'o'.repeat(size) }),
       );
@@ -121,12 +130,16 @@ describe('emergencyPrune properties', () => {
         const result = emergencyPrune(dialogue, 2, budget, count);
         expect(result.tokens).toBe(total(result.messages));
         // The last round (the results the model just asked for) is kept as it was, at the end.
-        const lastStart = Math.max(2, dialogue.findLastIndex((m, i) => i >= 2 && m.role === 'assistant'));
+        const lastStart = Math.max(
+          2,
+          dialogue.findLastIndex((m, i) => i >= 2 && m.role === 'assistant'),
+        );
         const lastRound = dialogue.slice(lastStart);
         const tail = result.messages.slice(result.messages.length - lastRound.length);
         lastRound.forEach((message, i) => expect(tail[i]).toBe(message));
         const lastAssistant = dialogue.findLastIndex((m, i) => i >= 2 && m.role === 'assistant');
-        const floor = total(prefix) + (lastAssistant >= 0 ? total(dialogue.slice(lastAssistant)) : total(dialogue.slice(2)));
+        const floor =
+          total(prefix) + (lastAssistant >= 0 ? total(dialogue.slice(lastAssistant)) : total(dialogue.slice(2)));
         if (floor <= budget) {
           expect(result.fits).toBe(true);
           expect(result.tokens).toBeLessThanOrEqual(budget);

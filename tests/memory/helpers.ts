@@ -105,13 +105,30 @@ export function scopeFor(
 }
 
 /** A tool invocation with the given output. */
-export function invocation(text: string, observation: ToolInvocation['observation'] = 'text', callId = 'call_1'): ToolInvocation {
+export function invocation(
+  text: string,
+  observation: ToolInvocation['observation'] = 'text',
+  callId = 'call_1',
+): ToolInvocation {
   return { callId, toolName: 'probe', text, files: [], images: [], isError: false, observation, durationMs: 1 };
 }
 
 /** A deterministic text of `length` characters (words from a fixed linear congruential sequence). */
 export function deterministicText(seed: number, length: number): string {
-  const words = ['alpha', 'beta', 'gamma', 'delta', 'context', 'window', 'token', 'memory', 'agent', 'result', '42', 'the'];
+  const words = [
+    'alpha',
+    'beta',
+    'gamma',
+    'delta',
+    'context',
+    'window',
+    'token',
+    'memory',
+    'agent',
+    'result',
+    '42',
+    'the',
+  ];
   let state = seed;
   let out = '';
   while (out.length < length) {
@@ -132,5 +149,9 @@ export function round(id: string, outputs: string[]): Message[] {
 
 /** The given lines of a saved-output log, joined: what `read_file` with startLine/endLine shows the model. */
 export function savedLines(workspace: HostWorkspace, path: string, lines: { start: number; end: number }): string {
-  return workspace.text(path).split('\n').slice(lines.start - 1, lines.end).join('\n');
+  return workspace
+    .text(path)
+    .split('\n')
+    .slice(lines.start - 1, lines.end)
+    .join('\n');
 }

@@ -9,7 +9,16 @@ import { splitRounds } from '../../src/memory/rounds.js';
 import { SUMMARY_HEADER } from '../../src/memory/summary-prompt.js';
 import { TokenCounter } from '../../src/memory/token-counter.js';
 import { gptTokenizer } from '../../src/memory/tokenizer.js';
-import { deterministicText, fakeBackend, hostWorkspace, invocation, quarterTokenizer, round, savedLines, scopeFor } from './helpers.js';
+import {
+  deterministicText,
+  fakeBackend,
+  hostWorkspace,
+  invocation,
+  quarterTokenizer,
+  round,
+  savedLines,
+  scopeFor,
+} from './helpers.js';
 import { expectWellFormed } from './well-formed.js';
 
 const tools: ToolSpec[] = [{ name: 'probe', description: 'probe', inputSchema: { type: 'object' } }];
@@ -55,8 +64,14 @@ describe('MemoryManager options', () => {
 
   it.each([
     [{ compresAt: 0.8 }, /`memory\.compresAt` is not an option \(did you mean `memory\.compressAt`\?\)/],
-    [{ observationAging: { keepRecent: 2 } }, /`memory\.observationAging\.keepRecent` is not an option \(did you mean `memory\.observationAging\.keepRecentRounds`\?\)/],
-    [{ summaryModel: 'x' }, /`memory\.summaryModel` is not an option; the options of `memory` are `compressAt`, .*`tokenizer`/],
+    [
+      { observationAging: { keepRecent: 2 } },
+      /`memory\.observationAging\.keepRecent` is not an option \(did you mean `memory\.observationAging\.keepRecentRounds`\?\)/,
+    ],
+    [
+      { summaryModel: 'x' },
+      /`memory\.summaryModel` is not an option; the options of `memory` are `compressAt`, .*`tokenizer`/,
+    ],
   ])('rejects the misspelt option %o instead of ignoring it', (options, message) => {
     expect(() => new MemoryManager(options as never)).toThrow(message);
   });
@@ -67,7 +82,9 @@ describe('MemoryManager options', () => {
 
   it('counts with the configured encoding', () => {
     const text = 'Größenordnung der Messwerte 東京都 नमस्ते';
-    expect(new MemoryManager({ encoding: 'cl100k_base' }).countText(text)).toBe(gptTokenizer('cl100k_base').count(text));
+    expect(new MemoryManager({ encoding: 'cl100k_base' }).countText(text)).toBe(
+      gptTokenizer('cl100k_base').count(text),
+    );
     expect(new MemoryManager().countText(text)).toBe(gptTokenizer('o200k_base').count(text));
     expect(gptTokenizer('cl100k_base').count(text)).not.toBe(gptTokenizer('o200k_base').count(text));
   });
@@ -112,8 +129,15 @@ describe('boundObservation', () => {
   it('keeps search results as whole snippets', async () => {
     const ws = hostWorkspace();
     const scope = scopeFor(fakeBackend(32_000), ws);
-    const results = Array.from({ length: 100 }, (_, i) => ({ title: `T${i}`, url: `https://x/${i}`, snippet: 's'.repeat(200) }));
-    const out = await new MemoryManager({ tokenizer: quarterTokenizer }).boundObservation(invocation(JSON.stringify(results), 'search'), scope);
+    const results = Array.from({ length: 100 }, (_, i) => ({
+      title: `T${i}`,
+      url: `https://x/${i}`,
+      snippet: 's'.repeat(200),
+    }));
+    const out = await new MemoryManager({ tokenizer: quarterTokenizer }).boundObservation(
+      invocation(JSON.stringify(results), 'search'),
+      scope,
+    );
     expect(out.length).toBeLessThanOrEqual(8_000);
     expect(out).toContain('results shown');
     expect(out).toContain(JSON.stringify(results[0]));
@@ -141,7 +165,9 @@ describe('boundObservation', () => {
     const out = await new MemoryManager().boundObservation(invocation(deterministicText(5, 200_000), 'visit'), scope);
     expect(out).toContain('The page says X is 42.');
     const call = summarizer.calls[0]!;
-    expect(new TokenCounter(gptTokenizer()).request(call.messages, []) + call.maxOutputTokens!).toBeLessThanOrEqual(8_000);
+    expect(new TokenCounter(gptTokenizer()).request(call.messages, []) + call.maxOutputTokens!).toBeLessThanOrEqual(
+      8_000,
+    );
     expect(call.messages[1]!.content).toContain('middle of the page omitted');
   });
 
@@ -160,7 +186,10 @@ describe('boundObservation', () => {
     const ws = hostWorkspace();
     const summarizer = fakeBackend(32_000);
     const text = deterministicText(4, 15_000);
-    const out = await new MemoryManager().boundObservation(invocation(text, 'visit'), scopeFor(fakeBackend(32_000), ws, summarizer));
+    const out = await new MemoryManager().boundObservation(
+      invocation(text, 'visit'),
+      scopeFor(fakeBackend(32_000), ws, summarizer),
+    );
     expect(out).toBe(text);
     expect(summarizer.calls).toHaveLength(0);
   });
@@ -174,7 +203,10 @@ describe('boundObservation', () => {
     const second = await memory.boundObservation(invocation('b'.repeat(30_000), 'file', 'f2'), scope);
     expect(second.length).toBeLessThan(first.length);
     expect(second).toContain('file-preview budget');
-    const other = await memory.boundObservation(invocation('c'.repeat(30_000), 'file', 'f3'), { ...scope, scope: 'subtask-2' });
+    const other = await memory.boundObservation(invocation('c'.repeat(30_000), 'file', 'f3'), {
+      ...scope,
+      scope: 'subtask-2',
+    });
     expect(other.length).toBe(first.length);
     expect(scope.events.every((e) => e.type === 'memory-truncate' && e.strategy === 'preview')).toBe(true);
   });
@@ -183,7 +215,8 @@ describe('boundObservation', () => {
     const ws = hostWorkspace();
     const scope = scopeFor(fakeBackend(32_000), ws);
     const memory = new MemoryManager({ tokenizer: quarterTokenizer, fileParserTokens: 3_000 });
-    const read = (text: string, callId: string, where = scope) => memory.boundObservation(invocation(text, 'file', callId), where);
+    const read = (text: string, callId: string, where = scope) =>
+      memory.boundObservation(invocation(text, 'file', callId), where);
     // 8 000 characters = 2 000 tokens: whole, and it leaves 1 000 tokens of the budget.
     const whole = 'a'.repeat(8_000);
     expect(await read(whole, 'f1')).toBe(whole);
@@ -222,7 +255,9 @@ describe('fitRequest', () => {
     // The summary was written from untrusted tool output: it comes back as a marked data block.
     expect(fitted[2]).toEqual({
       role: 'user',
-      content: expect.stringMatching(/^\[Summary[^\n]*\]\n⟦data-([0-9a-f]{16})⟧\nDid 17 probes; found nothing\.\n⟦\/data-\1⟧$/),
+      content: expect.stringMatching(
+        /^\[Summary[^\n]*\]\n⟦data-([0-9a-f]{16})⟧\nDid 17 probes; found nothing\.\n⟦\/data-\1⟧$/,
+      ),
     });
     expect((fitted[2]!.content as string).startsWith(`${SUMMARY_HEADER}\n`)).toBe(true);
     expect(fitted.slice(3)).toEqual(dialogue.slice(-6));
@@ -256,7 +291,9 @@ describe('fitRequest', () => {
   it('throws ContextOverflowError naming the sizes when the last round cannot fit', async () => {
     const dialogue = dialogueOf(2, 200_000);
     const scope = scopeFor(fakeBackend(32_000), hostWorkspace());
-    const error = await memory.fitRequest({ messages: dialogue, tools, protectedCount: 2 }, scope).catch((e: unknown) => e);
+    const error = await memory
+      .fitRequest({ messages: dialogue, tools, protectedCount: 2 }, scope)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ContextOverflowError);
     // min(0.95 × 32 000, 32 000 − the default reserve of 8 000 output tokens)
     expect((error as ContextOverflowError).budgetTokens).toBe(24_000);
@@ -272,8 +309,15 @@ describe('fitRequest', () => {
 
   it('prunes instead when the summary is longer than the rounds it replaces', async () => {
     // One small old round and three large recent ones: a 8 000-char summary would grow the dialogue.
-    const dialogue = [...prefix, ...round('r0', ['o'.repeat(400)]), ...Array.from({ length: 3 }, (_, i) => round(`r${i + 1}`, ['o'.repeat(38_500)])).flat()];
-    const scope = scopeFor(fakeBackend(32_000, () => 's'.repeat(8_000)), hostWorkspace());
+    const dialogue = [
+      ...prefix,
+      ...round('r0', ['o'.repeat(400)]),
+      ...Array.from({ length: 3 }, (_, i) => round(`r${i + 1}`, ['o'.repeat(38_500)])).flat(),
+    ];
+    const scope = scopeFor(
+      fakeBackend(32_000, () => 's'.repeat(8_000)),
+      hostWorkspace(),
+    );
     const before = memory.countRequest(dialogue, tools);
     expect(before).toBeGreaterThan(0.9 * 32_000);
     const fitted = await memory.fitRequest({ messages: dialogue, tools, protectedCount: 2 }, scope);
@@ -309,7 +353,10 @@ describe('fitRequest', () => {
     const dialogue = [...prefix];
     for (let i = 0; i < 3; i++) {
       const [assistant] = round(`r${i}`, ['x']);
-      const content = await aging.boundObservation({ ...invocation(`output ${i} `.repeat(100)), callId: `r${i}-0` }, scope);
+      const content = await aging.boundObservation(
+        { ...invocation(`output ${i} `.repeat(100)), callId: `r${i}-0` },
+        scope,
+      );
       dialogue.push(assistant!, { role: 'tool', toolCallId: `r${i}-0`, toolName: 'probe', content });
     }
     const fitted = await aging.fitRequest({ messages: dialogue, tools, protectedCount: 2 }, scope);
@@ -334,8 +381,16 @@ describe('fitRequest properties', () => {
   );
 
   const optionsArb = fc
-    .record({ compressAt: fc.double({ min: 0.5, max: 0.95, noNaN: true }), headroom: fc.double({ min: 0, max: 0.05, noNaN: true }), keepRecentRounds: fc.integer({ min: 1, max: 4 }) })
-    .map(({ compressAt, headroom, keepRecentRounds }) => ({ compressAt, emergencyAt: Math.min(1, compressAt + headroom), keepRecentRounds }));
+    .record({
+      compressAt: fc.double({ min: 0.5, max: 0.95, noNaN: true }),
+      headroom: fc.double({ min: 0, max: 0.05, noNaN: true }),
+      keepRecentRounds: fc.integer({ min: 1, max: 4 }),
+    })
+    .map(({ compressAt, headroom, keepRecentRounds }) => ({
+      compressAt,
+      emergencyAt: Math.min(1, compressAt + headroom),
+      keepRecentRounds,
+    }));
 
   // What the provider counts, as a multiple of the test tokenizer: its usage reports calibrate the manager first.
   const providerRatioArb = fc.oneof(fc.constant(1), fc.double({ min: 0.7, max: 1.5, noNaN: true }));
@@ -355,8 +410,14 @@ describe('fitRequest properties', () => {
           const dialogue: Message[] = [...prefix];
           specs.forEach((spec, r) => {
             const calls = spec.outputs.map((_, i) => ({ id: `c${r}-${i}`, name: 'probe', arguments: '{}' }));
-            dialogue.push({ role: 'assistant', content: `r${r} ${'t'.repeat(spec.reasoning)}`, ...(calls.length ? { toolCalls: calls } : {}) });
-            spec.outputs.forEach((size, i) => dialogue.push({ role: 'tool', toolCallId: `c${r}-${i}`, toolName: 'probe', content: 'o'.repeat(size) }));
+            dialogue.push({
+              role: 'assistant',
+              content: `r${r} ${'t'.repeat(spec.reasoning)}`,
+              ...(calls.length ? { toolCalls: calls } : {}),
+            });
+            spec.outputs.forEach((size, i) =>
+              dialogue.push({ role: 'tool', toolCallId: `c${r}-${i}`, toolName: 'probe', content: 'o'.repeat(size) }),
+            );
           });
           const backend = fakeBackend(window, () => {
             if (summary === 'fail') throw new Error('no summary');
@@ -368,14 +429,18 @@ describe('fitRequest properties', () => {
           const factor = providerRatio === 1 ? 1 : (reported / 10_000) * CALIBRATION_MARGIN;
           // A counter of its own: a stale or partial count inside the manager must not hide an oversized request.
           const independent = new TokenCounter(quarterTokenizer);
-          const providerCount = (messages: Message[], specs: ToolSpec[]) => independent.request(messages, specs) * (reported / 10_000);
+          const providerCount = (messages: Message[], specs: ToolSpec[]) =>
+            independent.request(messages, specs) * (reported / 10_000);
           const reserve = maxOutputTokens ?? reservedOutputTokens(window);
           const limit = Math.min(Math.floor(options.emergencyAt * window), window - reserve);
           const scope = scopeFor(backend, hostWorkspace());
           const rounds = splitRounds(dialogue, 2).rounds;
           const isSummary = (m: Message) => typeof m.content === 'string' && m.content.startsWith(SUMMARY_HEADER);
           try {
-            const fitted = await memory.fitRequest({ messages: dialogue, tools, protectedCount: 2, maxOutputTokens }, scope);
+            const fitted = await memory.fitRequest(
+              { messages: dialogue, tools, protectedCount: 2, maxOutputTokens },
+              scope,
+            );
             expect(providerCount(fitted, tools)).toBeLessThanOrEqual(limit);
             expect(providerCount(fitted, tools) + reserve).toBeLessThanOrEqual(window);
             expectWellFormed(dialogue, fitted, 2, isSummary);
@@ -395,7 +460,10 @@ describe('fitRequest properties', () => {
           } catch (error) {
             expect(error).toBeInstanceOf(ContextOverflowError);
             const lastAssistant = dialogue.findLastIndex((m, i) => i >= 2 && m.role === 'assistant');
-            const floor = independent.request([...prefix, ...(lastAssistant >= 0 ? dialogue.slice(lastAssistant) : [])], tools);
+            const floor = independent.request(
+              [...prefix, ...(lastAssistant >= 0 ? dialogue.slice(lastAssistant) : [])],
+              tools,
+            );
             expect(Math.ceil(floor * factor)).toBeGreaterThan(limit);
           } finally {
             seen.compress += scope.events.filter((e) => e.type === 'memory-compress').length;

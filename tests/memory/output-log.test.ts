@@ -72,7 +72,12 @@ describe('saving full outputs through the workspace', () => {
     const out = await memory.boundObservation(invocation(deterministicText(6, 20_000), 'text', 'lost'), scope);
     expect(out).toContain('the full output could not be saved');
     expect(warnings(scope.events)).toEqual([
-      expect.objectContaining({ type: 'run-warning', code: 'output-save-failed', purpose: 'execute', scope: 'subtask-1' }),
+      expect.objectContaining({
+        type: 'run-warning',
+        code: 'output-save-failed',
+        purpose: 'execute',
+        scope: 'subtask-1',
+      }),
     ]);
     const [warning] = warnings(scope.events) as Array<{ message: string }>;
     expect(warning!.message).toContain('disk quota exceeded');

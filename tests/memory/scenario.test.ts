@@ -38,9 +38,11 @@ async function longLoop(options: {
   let executeCalls = 0;
   let summarizeCalls = 0;
   const answer = (request: GenerateRequest): GenerateResult => {
-    if (request.purpose === 'summarize') return reply(options.summarize?.(summarizeCalls++) ?? 'Fetched pages so far; largest value 42 kPa.');
+    if (request.purpose === 'summarize')
+      return reply(options.summarize?.(summarizeCalls++) ?? 'Fetched pages so far; largest value 42 kPa.');
     const step = executeCalls++;
-    if (step === options.overflowAt) throw new HarnessError('context-length-exceeded', 'maximum context length exceeded');
+    if (step === options.overflowAt)
+      throw new HarnessError('context-length-exceeded', 'maximum context length exceeded');
     return step - (options.overflowAt !== undefined && step > options.overflowAt ? 1 : 0) < STEPS
       ? toolCall('fetch_page', { page: step }, `page_${step}`)
       : submit('largest value: 42 kPa');
@@ -50,7 +52,13 @@ async function longLoop(options: {
     (request: GenerateRequest) => {
       const result = answer(request);
       if (providerRatio === undefined) return result;
-      return { ...result, usage: { inputTokens: Math.ceil(providerRatio * o200k.request(request.messages, request.tools ?? [])), outputTokens: 1 } };
+      return {
+        ...result,
+        usage: {
+          inputTokens: Math.ceil(providerRatio * o200k.request(request.messages, request.tools ?? [])),
+          outputTokens: 1,
+        },
+      };
     },
     { contextWindow: options.window, usage: 'zero' },
   );
@@ -142,7 +150,9 @@ describe('a 200-step subtask with 20 000-char tool outputs on a 32 000-token win
     expect(peak).toBeLessThan(0.9 * 32_000);
     expect(events.some((e) => e.type === 'memory-compress')).toBe(false);
     const last = backend.callsFor('execute').at(-1)!;
-    const aged = last.messages.filter((m) => m.role === 'tool' && typeof m.content === 'string' && m.content.startsWith('[aged]'));
+    const aged = last.messages.filter(
+      (m) => m.role === 'tool' && typeof m.content === 'string' && m.content.startsWith('[aged]'),
+    );
     expect(aged.length).toBeGreaterThan(150);
     expect(aged[0]!.content).toMatch(/\.harness\/outputs\/subtask-1\.txt lines \d+-\d+/);
   });

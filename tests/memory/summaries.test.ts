@@ -5,7 +5,15 @@ import type { EventInput } from '../../src/events.js';
 import { CALIBRATION_MARGIN } from '../../src/memory/calibration.js';
 import { MemoryManager } from '../../src/memory/memory-manager.js';
 import { TokenCounter } from '../../src/memory/token-counter.js';
-import { deterministicText, fakeBackend, hostWorkspace, invocation, quarterTokenizer, round, scopeFor } from './helpers.js';
+import {
+  deterministicText,
+  fakeBackend,
+  hostWorkspace,
+  invocation,
+  quarterTokenizer,
+  round,
+  scopeFor,
+} from './helpers.js';
 
 const tools: ToolSpec[] = [{ name: 'probe', description: 'probe', inputSchema: { type: 'object' } }];
 const prefix: Message[] = [
@@ -13,10 +21,15 @@ const prefix: Message[] = [
   { role: 'user', content: 'ORIGINAL REQUEST: compare three libraries' },
 ];
 /** 20 rounds of 2 000 tokens (quarter tokenizer): well over any threshold of a 32 000-token window. */
-const longDialogue = () => [...prefix, ...Array.from({ length: 20 }, (_, i) => round(`r${i}`, ['o'.repeat(8_000)])).flat()];
+const longDialogue = () => [
+  ...prefix,
+  ...Array.from({ length: 20 }, (_, i) => round(`r${i}`, ['o'.repeat(8_000)])).flat(),
+];
 
 const summarizerWarnings = (events: EventInput[]) =>
-  events.filter((e) => e.type === 'run-warning' && e.code === 'summarizer-failed') as Array<Extract<EventInput, { type: 'run-warning' }>>;
+  events.filter((e) => e.type === 'run-warning' && e.code === 'summarizer-failed') as Array<
+    Extract<EventInput, { type: 'run-warning' }>
+  >;
 
 describe('a failing summariser', () => {
   it('is reported once per run with its error, while every fallback is still marked', async () => {
@@ -44,7 +57,10 @@ describe('a failing summariser', () => {
 
   it('says nothing when it merely answers with nothing (no error to report)', async () => {
     const memory = new MemoryManager({ tokenizer: quarterTokenizer });
-    const scope = scopeFor(fakeBackend(32_000, () => '   '), hostWorkspace());
+    const scope = scopeFor(
+      fakeBackend(32_000, () => '   '),
+      hostWorkspace(),
+    );
     await memory.fitRequest({ messages: longDialogue(), tools, protectedCount: 2 }, scope);
     expect(summarizerWarnings(scope.events)).toEqual([]);
     expect(scope.events).toContainEqual(expect.objectContaining({ type: 'memory-prune', reason: 'summary-failed' }));
@@ -58,7 +74,9 @@ describe('a failing summariser', () => {
     });
     const memory = new MemoryManager({ tokenizer: quarterTokenizer });
     const scope = { ...scopeFor(fakeBackend(32_000), hostWorkspace(), summarizer), signal: controller.signal };
-    const error = await memory.fitRequest({ messages: longDialogue(), tools, protectedCount: 2 }, scope).catch((e: unknown) => e);
+    const error = await memory
+      .fitRequest({ messages: longDialogue(), tools, protectedCount: 2 }, scope)
+      .catch((e: unknown) => e);
     expect(HarnessError.isInstance(error) && error.code).toBe('aborted');
     expect(summarizerWarnings(scope.events)).toEqual([]);
   });
@@ -88,18 +106,26 @@ describe('the summariser call', () => {
       requestTokens: counted,
       maxOutputTokens: 4_000,
     });
-    expect(scope.events.find((e) => e.type === 'llm-response')).toMatchObject({ purpose: 'summarize', usage: { outputTokens: 9 } });
+    expect(scope.events.find((e) => e.type === 'llm-response')).toMatchObject({
+      purpose: 'summarize',
+      usage: { outputTokens: 9 },
+    });
     // The usage calibrated the summariser's counts, and only the summariser's.
     const probe: Message[] = [{ role: 'user', content: 'x'.repeat(40_000) }];
     const raw = counter.request(probe, []);
-    expect(memory.countRequest(probe, [], summarizer)).toBe(Math.ceil(raw * (Math.round(counted * 1.3) / counted) * CALIBRATION_MARGIN));
+    expect(memory.countRequest(probe, [], summarizer)).toBe(
+      Math.ceil(raw * (Math.round(counted * 1.3) / counted) * CALIBRATION_MARGIN),
+    );
     expect(memory.countRequest(probe, [], backend)).toBe(raw);
   });
 
   it('sends no sampling when the scope has none', async () => {
     const summarizer = fakeBackend(32_000, () => 'summary');
     const memory = new MemoryManager({ tokenizer: quarterTokenizer });
-    await memory.fitRequest({ messages: longDialogue(), tools, protectedCount: 2 }, scopeFor(fakeBackend(32_000), hostWorkspace(), summarizer));
+    await memory.fitRequest(
+      { messages: longDialogue(), tools, protectedCount: 2 },
+      scopeFor(fakeBackend(32_000), hostWorkspace(), summarizer),
+    );
     expect(summarizer.calls[0]).not.toHaveProperty('temperature');
     expect(summarizer.calls[0]).not.toHaveProperty('topP');
   });

@@ -33,7 +33,15 @@ describe('TokenCounter', () => {
     const counter = new TokenCounter({ count: (text) => text.length });
     const messages: Message[] = [
       { role: 'assistant', content: 'ab', toolCalls: [{ id: '1', name: 'tool', arguments: '{}' }] },
-      { role: 'tool', toolCallId: '1', toolName: 'tool', content: [{ type: 'text', text: 'xyz' }, { type: 'image', data: 'AAAA', mediaType: 'image/png' }] },
+      {
+        role: 'tool',
+        toolCallId: '1',
+        toolName: 'tool',
+        content: [
+          { type: 'text', text: 'xyz' },
+          { type: 'image', data: 'AAAA', mediaType: 'image/png' },
+        ],
+      },
     ];
     const assistant = MESSAGE_OVERHEAD_TOKENS + 2 + 4 + 4 + 2;
     const tool = MESSAGE_OVERHEAD_TOKENS + 3 + IMAGE_TOKENS + 4;

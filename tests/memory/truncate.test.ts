@@ -25,7 +25,11 @@ describe('headTail', () => {
 
 describe('searchSnippets', () => {
   it('keeps whole JSON entries and says how many were shown', () => {
-    const results = Array.from({ length: 40 }, (_, i) => ({ title: `Result ${i}`, url: `https://e.com/${i}`, snippet: 'x'.repeat(150) }));
+    const results = Array.from({ length: 40 }, (_, i) => ({
+      title: `Result ${i}`,
+      url: `https://e.com/${i}`,
+      snippet: 'x'.repeat(150),
+    }));
     const out = searchSnippets(JSON.stringify({ organic: results }), 1500, 'saved');
     expect(out.length).toBeLessThanOrEqual(1500);
     const lines = out.split('\n\n').filter((line) => line.startsWith('{'));
@@ -35,7 +39,10 @@ describe('searchSnippets', () => {
   });
 
   it('keeps whole blank-line-separated text entries', () => {
-    const entries = Array.from({ length: 30 }, (_, i) => `${i}. Title ${i}\nhttps://e.com/${i}\n${'snippet '.repeat(20)}`);
+    const entries = Array.from(
+      { length: 30 },
+      (_, i) => `${i}. Title ${i}\nhttps://e.com/${i}\n${'snippet '.repeat(20)}`,
+    );
     const out = searchSnippets(entries.join('\n\n'), 1200);
     const kept = out.split('\n\n').slice(0, -1);
     kept.forEach((entry, i) => expect(entry).toBe(entries[i]));

@@ -9,7 +9,12 @@ export function identity(message: Message): string {
 }
 
 /** Asserts the structural guarantees of a fitted dialogue against its original. */
-export function expectWellFormed(original: readonly Message[], fitted: readonly Message[], protectedCount: number, skip?: (m: Message) => boolean): void {
+export function expectWellFormed(
+  original: readonly Message[],
+  fitted: readonly Message[],
+  protectedCount: number,
+  skip?: (m: Message) => boolean,
+): void {
   for (let i = 0; i < protectedCount; i++) expect(fitted[i]).toBe(original[i]);
   const positions = new Map(original.map((m, i) => [identity(m), i]));
   let previous = -1;
@@ -21,7 +26,9 @@ export function expectWellFormed(original: readonly Message[], fitted: readonly 
     previous = position!;
   }
   const callsIn = (messages: readonly Message[]) =>
-    new Map(messages.flatMap((m, i) => (m.role === 'assistant' ? (m.toolCalls ?? []).map((c) => [c.id, i] as const) : [])));
+    new Map(
+      messages.flatMap((m, i) => (m.role === 'assistant' ? (m.toolCalls ?? []).map((c) => [c.id, i] as const) : [])),
+    );
   const fittedCalls = callsIn(fitted);
   const originalResults = new Set(original.flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : [])));
   fitted.forEach((m, i) => {
@@ -35,4 +42,3 @@ export function expectWellFormed(original: readonly Message[], fitted: readonly 
     if (originalResults.has(id)) expect(fittedResults.has(id), `call ${id} kept without its result`).toBe(true);
   }
 }
-

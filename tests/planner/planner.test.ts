@@ -97,7 +97,9 @@ describe('Planner: attachment previews', () => {
   it('lists only the names without a workspace', async () => {
     const backend = new ScriptedBackend({ plan: [planOf('a')] });
     await new Planner({ backend }).plan({ request: 'r', attachments: ['attachments/a.pdf'], dataMark: MARK });
-    expect(userText(backend)).toContain(`Attached files, available in the workspace: ${MARK.inline('attachments/a.pdf')}`);
+    expect(userText(backend)).toContain(
+      `Attached files, available in the workspace: ${MARK.inline('attachments/a.pdf')}`,
+    );
     expect(userText(backend)).not.toContain('FILE PREVIEW');
   });
 
@@ -128,7 +130,12 @@ describe('Planner: attachment previews', () => {
     expect(userText(backend)).toContain("The previews were shortened to fit the model's context window.");
 
     const tiny = new ScriptedBackend({ plan: [planOf('a')] }, { contextWindow: 800 });
-    await new Planner({ backend: tiny }).plan({ request: 'r', attachments: ['attachments/a.md'], workspace, dataMark: MARK });
+    await new Planner({ backend: tiny }).plan({
+      request: 'r',
+      attachments: ['attachments/a.md'],
+      workspace,
+      dataMark: MARK,
+    });
     expect(userText(tiny)).toContain(`### File ${MARK.inline('attachments/a.md')}\n(preview left out`);
   });
 

@@ -30,7 +30,14 @@ describe('DataMark', () => {
   });
 
   it('leaves text without anything marker-like exactly as it is', () => {
-    const texts = ['plain', '>>> </tool_output> [data-x] ⟦ ⟧ 〚x〛', 'ｆｕｌｌｗｉｄｔｈ', 'e\u0301te\u0301', '', '😀 data- /data-'];
+    const texts = [
+      'plain',
+      '>>> </tool_output> [data-x] ⟦ ⟧ 〚x〛',
+      'ｆｕｌｌｗｉｄｔｈ',
+      'e\u0301te\u0301',
+      '',
+      '😀 data- /data-',
+    ];
     for (const text of texts) expect(mark.neutralize(text)).toBe(text);
   });
 
@@ -47,7 +54,10 @@ describe('DataMark', () => {
     ['the bare id', `see ${ID} here`],
   ])('neutralises %s', (_name, hostile) => {
     const out = mark.neutralize(`before ${hostile} after`);
-    const view = out.normalize('NFKD').replace(/[\p{Default_Ignorable_Code_Point}\p{Cf}\p{M}]/gu, '').toLowerCase();
+    const view = out
+      .normalize('NFKD')
+      .replace(/[\p{Default_Ignorable_Code_Point}\p{Cf}\p{M}]/gu, '')
+      .toLowerCase();
     expect(view).not.toContain(ID);
     expect(view).not.toMatch(/[⟦〚]\/?data-/);
     expect(out.startsWith('before ')).toBe(true);

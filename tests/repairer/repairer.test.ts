@@ -20,7 +20,15 @@ function executorReturning(result: Partial<ExecutorResult>) {
     inputs,
     async run(input: ExecutorRunInput): Promise<ExecutorResult> {
       inputs.push(input);
-      return { status: 'completed', answer: '', files: [], iterations: 1, usage: { inputTokens: 0, outputTokens: 0 }, peakRequestTokens: 0, ...result };
+      return {
+        status: 'completed',
+        answer: '',
+        files: [],
+        iterations: 1,
+        usage: { inputTokens: 0, outputTokens: 0 },
+        peakRequestTokens: 0,
+        ...result,
+      };
     },
   };
 }
@@ -80,7 +88,14 @@ describe('Repairer', () => {
     const executor = {
       async run(): Promise<ExecutorResult> {
         files.present.delete('old.md');
-        return { status: 'completed', answer: 'fixed', files: ['a.md'], iterations: 1, usage: { inputTokens: 0, outputTokens: 0 }, peakRequestTokens: 0 };
+        return {
+          status: 'completed',
+          answer: 'fixed',
+          files: ['a.md'],
+          iterations: 1,
+          usage: { inputTokens: 0, outputTokens: 0 },
+          peakRequestTokens: 0,
+        };
       },
     };
     const outcome = await new Repairer({ executor }).repair({
@@ -96,7 +111,11 @@ describe('Repairer', () => {
 
   it('mergeRepair is pure: nothing existed before, nothing is dropped', () => {
     expect(
-      mergeRepair({ answer: 'A', files: ['x'] }, { answer: ' ', files: ['y', 'x'] }, { existedBefore: new Set(), stillThere: new Set() }),
+      mergeRepair(
+        { answer: 'A', files: ['x'] },
+        { answer: ' ', files: ['y', 'x'] },
+        { existedBefore: new Set(), stillThere: new Set() },
+      ),
     ).toEqual({ answer: 'A', files: ['x', 'y'] });
   });
 });

@@ -107,7 +107,9 @@ describe('the whole pipeline through createHarness, with an attacker who learns 
     const id = boundaryOf(backend.calls[0]!);
     // One boundary for the whole run: every role's system prompt names it.
     for (const request of backend.calls) expect(boundaryOf(request)).toBe(id);
-    expect(new Set(backend.calls.map((c) => c.purpose))).toEqual(new Set(['plan', 'execute', 'synthesize', 'verify', 'repair']));
+    expect(new Set(backend.calls.map((c) => c.purpose))).toEqual(
+      new Set(['plan', 'execute', 'synthesize', 'verify', 'repair']),
+    );
     expectNoBreakouts(backend.calls, id);
     // The strings did reach the model: tool output, file content and name, answers to the next subtask, synthesis,
     // verification and repair.
@@ -116,7 +118,12 @@ describe('the whole pipeline through createHarness, with an attacker who learns 
     expect(canariesSent([verify], [1, 2, 6])).toBe(3);
     expect(canariesSent(backend.callsFor('synthesize'), [4, 5])).toBe(2);
     expect(canariesSent(backend.callsFor('repair'), [6])).toBe(1);
-    expect(canariesSent(backend.callsFor('execute').filter((r) => objectiveOf(r).includes('Subtask 2 of 2')), [4])).toBe(1);
+    expect(
+      canariesSent(
+        backend.callsFor('execute').filter((r) => objectiveOf(r).includes('Subtask 2 of 2')),
+        [4],
+      ),
+    ).toBe(1);
   });
 
   it('gives two runs different boundaries', async () => {
@@ -127,12 +134,26 @@ describe('the whole pipeline through createHarness, with an attacker who learns 
 
 describe('every published string through every channel', () => {
   it('tool output', async () => {
-    const backend = new ScriptedBackend({
-      execute: [toolCalls(ALL.map((n) => ({ name: 'echo', args: { text: hostile(n, MARK.id) }, id: `c${n}` }))), submit('done')],
-    }, { contextWindow: 2_000_000 });
+    const backend = new ScriptedBackend(
+      {
+        execute: [
+          toolCalls(ALL.map((n) => ({ name: 'echo', args: { text: hostile(n, MARK.id) }, id: `c${n}` }))),
+          submit('done'),
+        ],
+      },
+      { contextWindow: 2_000_000 },
+    );
     const executor = new Executor({ backend, tools: new ToolRegistry([echo]) });
     const ws = await workspace();
-    await executor.run({ runId: 'r', purpose: 'execute', scope: 's', request: 'Read.', objective: 'Read.', workspace: ws, dataMark: MARK });
+    await executor.run({
+      runId: 'r',
+      purpose: 'execute',
+      scope: 's',
+      request: 'Read.',
+      objective: 'Read.',
+      workspace: ws,
+      dataMark: MARK,
+    });
     expectNoBreakouts(backend.calls, MARK.id);
     expect(canariesSent(backend.calls, ALL)).toBe(N);
   });
@@ -151,7 +172,12 @@ describe('every published string through every channel', () => {
       await new Verifier({ backend }).verify({
         request: 'Check the files.',
         deliverable: { answer: hostile(batch[0]!, MARK.id), files },
-        subtaskAnswers: batch.map((n) => ({ title: 't', status: 'completed', answer: hostile(n, MARK.id), files: [files[0]!] })),
+        subtaskAnswers: batch.map((n) => ({
+          title: 't',
+          status: 'completed',
+          answer: hostile(n, MARK.id),
+          files: [files[0]!],
+        })),
         workspace: ws,
         dataMark: MARK,
       });
@@ -184,7 +210,11 @@ describe('every published string through every channel', () => {
         scope: 's',
         request: 'Next.',
         objective: 'Next.',
-        priorState: renderCheckpoints(records(batch).map((r) => toCheckpoint(r)), MARK, new Map(records(batch).map((r) => [r.id, r.error ?? '']))),
+        priorState: renderCheckpoints(
+          records(batch).map((r) => toCheckpoint(r)),
+          MARK,
+          new Map(records(batch).map((r) => [r.id, r.error ?? ''])),
+        ),
         workspace: await workspace(),
         dataMark: MARK,
       });
@@ -260,7 +290,12 @@ describe('every published string through every channel', () => {
       { role: 'user', content: 'task' },
       ...Array.from({ length: 8 }, (_, i): Message[] => [
         { role: 'assistant', content: '', toolCalls: [{ id: `c${i}`, name: 'echo', arguments: '{}' }] },
-        { role: 'tool', toolCallId: `c${i}`, toolName: 'echo', content: MARK.block(`${hostile(i, MARK.id)}\n${'o '.repeat(2_000)}`) },
+        {
+          role: 'tool',
+          toolCallId: `c${i}`,
+          toolName: 'echo',
+          content: MARK.block(`${hostile(i, MARK.id)}\n${'o '.repeat(2_000)}`),
+        },
       ]).flat(),
     ];
     const backend = new ScriptedBackend([], { contextWindow: 8_000 });
@@ -268,7 +303,17 @@ describe('every published string through every channel', () => {
     for (const n of ALL) {
       const messages = await memory.fitRequest(
         { messages: dialogue, tools: [], protectedCount: 2 },
-        { runId: 'r', purpose: 'execute', scope: `s${n}`, backend, summarizer, workspace: ws, signal: new AbortController().signal, emit: () => {}, dataMark: MARK },
+        {
+          runId: 'r',
+          purpose: 'execute',
+          scope: `s${n}`,
+          backend,
+          summarizer,
+          workspace: ws,
+          signal: new AbortController().signal,
+          emit: () => {},
+          dataMark: MARK,
+        },
       );
       fitted.push({ purpose: 'execute', messages });
     }
@@ -280,22 +325,40 @@ describe('every published string through every channel', () => {
   it('managed mode: evidence, the executor claim and an external agent output', async () => {
     const records = ALL.map((n) => ({ id: `r${n}`, description: `Record ${n}` }));
     let manageCalls = 0;
-    const backend = new ScriptedBackend({
-      manage: [
-        decide('execute', { records, contract: { task: 'Do it.', acceptanceCriteria: ['all'], recordIds: records.map((r) => r.id) } }),
-        decide('blocked', { reason: 'stop here' }),
-      ],
-      audit: [
-        verdictOf(
-          'complete',
-          'clean',
-          ALL.map((n) => ({ recordId: `r${n}`, check: `check ${n}`, observed: hostile(n, MARK.id), verdict: 'pass' as const })),
-        ),
-      ],
-    }, { contextWindow: 4_000_000 });
+    const backend = new ScriptedBackend(
+      {
+        manage: [
+          decide('execute', {
+            records,
+            contract: { task: 'Do it.', acceptanceCriteria: ['all'], recordIds: records.map((r) => r.id) },
+          }),
+          decide('blocked', { reason: 'stop here' }),
+        ],
+        audit: [
+          verdictOf(
+            'complete',
+            'clean',
+            ALL.map((n) => ({
+              recordId: `r${n}`,
+              check: `check ${n}`,
+              observed: hostile(n, MARK.id),
+              verdict: 'pass' as const,
+            })),
+          ),
+        ],
+      },
+      { contextWindow: 4_000_000 },
+    );
     const run = await managedRun({
       backend,
-      options: { agents: { executor: functionAgent(async () => ({ status: 'done', output: ALL.map((n) => hostile(n, MARK.id)).join('\n') })) } },
+      options: {
+        agents: {
+          executor: functionAgent(async () => ({
+            status: 'done',
+            output: ALL.map((n) => hostile(n, MARK.id)).join('\n'),
+          })),
+        },
+      },
     });
     run.init.dataMark = MARK;
     run.init.limits.maxIterations = 10_000;

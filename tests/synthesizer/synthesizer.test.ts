@@ -26,14 +26,38 @@ function recordingExecutor(result: Partial<ExecutorResult> = {}) {
 }
 
 const records: SubtaskRecord[] = [
-  { id: 'subtask-1', title: 'Gather', objective: '', expectedOutput: '', status: 'completed', attempts: 1, answer: 'GATHERED', files: ['data.csv'] },
-  { id: 'subtask-2', title: 'Chart', objective: '', expectedOutput: '', status: 'failed', attempts: 3, answer: '', files: [], error: 'CHART-ERROR' },
+  {
+    id: 'subtask-1',
+    title: 'Gather',
+    objective: '',
+    expectedOutput: '',
+    status: 'completed',
+    attempts: 1,
+    answer: 'GATHERED',
+    files: ['data.csv'],
+  },
+  {
+    id: 'subtask-2',
+    title: 'Chart',
+    objective: '',
+    expectedOutput: '',
+    status: 'failed',
+    attempts: 3,
+    answer: '',
+    files: [],
+    error: 'CHART-ERROR',
+  },
 ];
 
 describe('Synthesizer', () => {
   it('runs one synthesize loop over the checkpoints and names failed subtasks', async () => {
     const executor = recordingExecutor();
-    const outcome = await new Synthesizer({ executor }).synthesize({ runId: 'r', request: 'REQ', subtasks: records, workspace });
+    const outcome = await new Synthesizer({ executor }).synthesize({
+      runId: 'r',
+      request: 'REQ',
+      subtasks: records,
+      workspace,
+    });
     expect(outcome.deliverable).toEqual({ answer: 'final', files: ['out.md'] });
     const input = executor.inputs[0]!;
     expect(input).toMatchObject({ purpose: 'synthesize', scope: 'synthesis', request: 'REQ' });

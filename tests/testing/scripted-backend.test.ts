@@ -111,7 +111,9 @@ describe('ScriptedBackend', () => {
       parts.flatMap((p) => (p.type === 'tool-call-delta' && p.id === id ? [p.argumentsDelta] : [])).join('');
     expect(args('c1')).toBe('{"x":1}');
     expect(args('c2')).toBe('{}');
-    expect(parts.filter((p) => p.type === 'tool-call-delta' && p.name).map((p) => (p as { name: string }).name)).toEqual(['a', 'b']);
+    expect(
+      parts.filter((p) => p.type === 'tool-call-delta' && p.name).map((p) => (p as { name: string }).name),
+    ).toEqual(['a', 'b']);
     if (last?.type === 'finish') expect(last.result.message.toolCalls.map((c) => c.id)).toEqual(['c1', 'c2']);
   });
 
@@ -121,7 +123,9 @@ describe('ScriptedBackend', () => {
     const pending = backend.generate({ ...ask('execute'), signal: controller.signal });
     controller.abort();
     expect((await harnessRejection(pending)).code).toBe('aborted');
-    expect((await harnessRejection(backend.generate({ ...ask('execute'), signal: AbortSignal.abort() }))).code).toBe('aborted');
+    expect((await harnessRejection(backend.generate({ ...ask('execute'), signal: AbortSignal.abort() }))).code).toBe(
+      'aborted',
+    );
   });
 });
 
@@ -139,14 +143,19 @@ describe('reply builders', () => {
     const many = toolCalls([{ name: 'a' }, { name: 'b', args: { y: 2 } }]);
     const ids = many.message.toolCalls.map((c) => c.id);
     expect(new Set(ids).size).toBe(2);
-    expect(JSON.parse(submit('done', ['a.txt']).message.toolCalls[0]!.arguments)).toEqual({ answer: 'done', files: ['a.txt'] });
+    expect(JSON.parse(submit('done', ['a.txt']).message.toolCalls[0]!.arguments)).toEqual({
+      answer: 'done',
+      files: ['a.txt'],
+    });
     expect(submit('done').message.toolCalls[0]?.name).toBe('submit_answer');
   });
 
   it('build planner and verifier JSON replies', () => {
     const full = { title: 't', objective: 'o', expectedOutput: 'e' };
     expect(JSON.parse(planOf('a', full).message.content).subtasks[1]).toEqual(full);
-    expect(JSON.parse(verdict(false, ['missing chart', { description: 'typo', artifact: 'r.md' }]).message.content)).toEqual({
+    expect(
+      JSON.parse(verdict(false, ['missing chart', { description: 'typo', artifact: 'r.md' }]).message.content),
+    ).toEqual({
       passed: false,
       defects: [{ description: 'missing chart' }, { description: 'typo', artifact: 'r.md' }],
     });

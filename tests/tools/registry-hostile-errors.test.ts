@@ -85,7 +85,10 @@ describe('ToolRegistry.invoke never throws, whatever a tool throws', () => {
       }),
       execute: () => 'never',
     });
-    const result = await new ToolRegistry([picky]).invoke({ id: 'c1', name: 'picky', arguments: '{"a":"x"}' }, context());
+    const result = await new ToolRegistry([picky]).invoke(
+      { id: 'c1', name: 'picky', arguments: '{"a":"x"}' },
+      context(),
+    );
     expect(result.isError).toBe(true);
     expect(result.text).toMatch(/^Tool "picky" could not check its input: /);
   });

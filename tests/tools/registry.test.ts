@@ -81,7 +81,10 @@ describe('ToolRegistry registration', () => {
 
   it('rejects a hand-made tool with a bad name or without a zod schema', () => {
     expectRegistrationError(() => new ToolRegistry([{ ...weather, name: 'has space' } as Tool]), /"has space"/);
-    expectRegistrationError(() => new ToolRegistry([{ ...weather, input: { parse() {} } } as unknown as Tool]), /zod 4 schema/);
+    expectRegistrationError(
+      () => new ToolRegistry([{ ...weather, input: { parse() {} } } as unknown as Tool]),
+      /zod 4 schema/,
+    );
   });
 
   it('rejects a tool whose input is not an object schema', () => {
@@ -168,7 +171,10 @@ describe('ToolRegistry.invoke', () => {
       execute: ({ id }) => `found ${id}`,
     });
     const registry = new ToolRegistry([lookup]);
-    expect(await registry.invoke(call('lookup', { id: 'u-1' }), context())).toMatchObject({ isError: false, text: 'found u-1' });
+    expect(await registry.invoke(call('lookup', { id: 'u-1' }), context())).toMatchObject({
+      isError: false,
+      text: 'found u-1',
+    });
     const bad = await registry.invoke(call('lookup', { id: 'x' }), context());
     expect(bad.isError).toBe(true);
     expect(bad.text).toContain('- id: must start with "u-", received string "x"');
@@ -227,10 +233,17 @@ describe('ToolRegistry.invoke', () => {
   });
 
   it('uses the registry timeout, or the per-call one, for tools without their own', async () => {
-    const slow = defineTool({ name: 'slow', description: 'x', input: z.object({}), execute: () => new Promise<string>(() => undefined) });
+    const slow = defineTool({
+      name: 'slow',
+      description: 'x',
+      input: z.object({}),
+      execute: () => new Promise<string>(() => undefined),
+    });
     const viaRegistry = await new ToolRegistry([slow], { toolTimeoutMs: 10 }).invoke(call('slow', {}), context());
     expect(viaRegistry.text).toMatch(/after 10 ms/);
-    const viaCall = await new ToolRegistry([slow], { toolTimeoutMs: 60_000 }).invoke(call('slow', {}), context(), { timeoutMs: 12 });
+    const viaCall = await new ToolRegistry([slow], { toolTimeoutMs: 60_000 }).invoke(call('slow', {}), context(), {
+      timeoutMs: 12,
+    });
     expect(viaCall.text).toMatch(/after 12 ms/);
   });
 

@@ -76,7 +76,9 @@ describe("the harness's own files never land outside through links planted in th
       await workspace.appendFile('.harness/outputs/subtask-1.txt', 'first\n', { tool: 'harness' });
       await rm(path.join(outside, '.bashrc'));
       await link(path.join(workspace.root, '.harness/outputs/subtask-1.txt'), path.join(outside, '.bashrc'));
-      const error = await workspace.appendFile('.harness/outputs/subtask-1.txt', 'second\n', { tool: 'harness' }).catch((e: unknown) => e);
+      const error = await workspace
+        .appendFile('.harness/outputs/subtask-1.txt', 'second\n', { tool: 'harness' })
+        .catch((e: unknown) => e);
       expect(error).toMatchObject({ code: 'invalid-input' });
       expect((error as Error).message).toContain('has other hard links');
       expect(await readFile(path.join(outside, '.bashrc'), 'utf8')).toBe('first\n');

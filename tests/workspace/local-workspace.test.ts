@@ -121,9 +121,15 @@ describe('path escapes', () => {
 
   it('refuses writing through a dangling symlink, inside or outside', async () => {
     await symlink(path.join(outside, 'created-by-link.txt'), path.join(workspace.root, 'dangling-out'));
-    await expectRefused(workspace.writeFile('dangling-out', 'x', { tool: 't' }), /dangling symbolic link that points outside/);
+    await expectRefused(
+      workspace.writeFile('dangling-out', 'x', { tool: 't' }),
+      /dangling symbolic link that points outside/,
+    );
     await symlink('missing-inside.txt', path.join(workspace.root, 'dangling-in'));
-    await expectRefused(workspace.writeFile('dangling-in', 'x', { tool: 't' }), /dangling symbolic link; writing through it/);
+    await expectRefused(
+      workspace.writeFile('dangling-in', 'x', { tool: 't' }),
+      /dangling symbolic link; writing through it/,
+    );
     await expect(stat(path.join(outside, 'created-by-link.txt'))).rejects.toThrow();
   });
 
@@ -155,7 +161,9 @@ describe('path escapes', () => {
       await expect(workspace.writeFile(attempt, 'pwned', { tool: 't' })).rejects.toMatchObject({
         code: 'path-outside-workspace',
       });
-      await expect(workspace.copyIn(path.join(base, 'ws', '..', 'outside', 'secret.txt'), attempt)).rejects.toMatchObject({
+      await expect(
+        workspace.copyIn(path.join(base, 'ws', '..', 'outside', 'secret.txt'), attempt),
+      ).rejects.toMatchObject({
         code: 'path-outside-workspace',
       });
     }
@@ -187,7 +195,10 @@ describe('path escapes', () => {
 
 describe('writes and the artifact registry', () => {
   it('creates parent directories and records path, size, sha256, tool, scope and time', async () => {
-    const record = await workspace.writeFile('reports/q1/summary.md', '# Héllo', { tool: 'write_to_file', scope: 'subtask-2' });
+    const record = await workspace.writeFile('reports/q1/summary.md', '# Héllo', {
+      tool: 'write_to_file',
+      scope: 'subtask-2',
+    });
     const bytes = Buffer.from('# Héllo', 'utf8');
     expect(record).toEqual({
       path: 'reports/q1/summary.md',
@@ -308,7 +319,9 @@ describe('appendFile', () => {
 
   it('creates the file and its directories, appends, reports the size, and records no artifact', async () => {
     expect(await workspace.appendFile('.harness/outputs/subtask-1.txt', 'one\n', origin)).toEqual({ size: 4 });
-    expect(await workspace.appendFile('.harness/outputs/subtask-1.txt', Buffer.from('twö\n'), origin)).toEqual({ size: 9 });
+    expect(await workspace.appendFile('.harness/outputs/subtask-1.txt', Buffer.from('twö\n'), origin)).toEqual({
+      size: 9,
+    });
     expect(await readFile(path.join(workspace.root, '.harness/outputs/subtask-1.txt'), 'utf8')).toBe('one\ntwö\n');
     expect(workspace.artifacts()).toEqual([]);
   });
@@ -371,31 +384,35 @@ describe('appendFile', () => {
     expect(await readFile(path.join(outside, 'secret.txt'), 'utf8')).toBe('top secret');
   });
 
-  it.runIf(existsSync('/proc/self/fd'))('keeps a file open between appends, closing it when idle and on dispose', async () => {
-    const log = path.join(workspace.root, 'logs/run.txt');
-    const openCount = () => readdirSync('/proc/self/fd').filter((fd) => {
+  it.runIf(existsSync('/proc/self/fd'))(
+    'keeps a file open between appends, closing it when idle and on dispose',
+    async () => {
+      const log = path.join(workspace.root, 'logs/run.txt');
+      const openCount = () =>
+        readdirSync('/proc/self/fd').filter((fd) => {
+          try {
+            return readlinkSync(`/proc/self/fd/${fd}`) === log;
+          } catch {
+            return false;
+          }
+        }).length;
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
       try {
-        return readlinkSync(`/proc/self/fd/${fd}`) === log;
-      } catch {
-        return false;
+        await workspace.appendFile('logs/run.txt', 'a', origin);
+        await workspace.appendFile('logs/run.txt', 'b', origin);
+        expect(openCount()).toBe(1);
+        vi.advanceTimersByTime(APPEND_IDLE_CLOSE_MS);
+        expect(openCount()).toBe(0);
+        await workspace.appendFile('logs/run.txt', 'c', origin);
+        expect(openCount()).toBe(1);
+        await workspace.dispose();
+        expect(openCount()).toBe(0);
+      } finally {
+        vi.useRealTimers();
       }
-    }).length;
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    try {
-      await workspace.appendFile('logs/run.txt', 'a', origin);
-      await workspace.appendFile('logs/run.txt', 'b', origin);
-      expect(openCount()).toBe(1);
-      vi.advanceTimersByTime(APPEND_IDLE_CLOSE_MS);
-      expect(openCount()).toBe(0);
-      await workspace.appendFile('logs/run.txt', 'c', origin);
-      expect(openCount()).toBe(1);
-      await workspace.dispose();
-      expect(openCount()).toBe(0);
-    } finally {
-      vi.useRealTimers();
-    }
-    expect(await readFile(log, 'utf8')).toBe('abc');
-  });
+      expect(await readFile(log, 'utf8')).toBe('abc');
+    },
+  );
 
   it('refuses a directory, a FIFO and a socket without blocking or writing', async () => {
     await mkdir(path.join(workspace.root, 'dir'));

@@ -39,7 +39,9 @@ describe('previewFile: text formats', () => {
     const preview = await previewFile(await put('long.log', text), { maxChars: 1000 });
     expect(preview.length).toBeLessThanOrEqual(1000);
     expect(preview).toContain('line 0\nline 1');
-    expect(preview).toMatch(/\[… truncated: [\d ]+ more characters; read_file with startLine\/endLine shows other lines\]$/);
+    expect(preview).toMatch(
+      /\[… truncated: [\d ]+ more characters; read_file with startLine\/endLine shows other lines\]$/,
+    );
   });
 
   it('bounds every preview by the 10 000 character default', async () => {
@@ -88,21 +90,29 @@ describe('previewFile: text formats', () => {
 
 describe('previewFile: documents', () => {
   it('extracts PDF text page by page with the page count', async () => {
-    const preview = await previewFile(await put('paper.pdf', makePdf(['Introduction to harnesses', 'Results and tables'])));
+    const preview = await previewFile(
+      await put('paper.pdf', makePdf(['Introduction to harnesses', 'Results and tables'])),
+    );
     expect(preview).toContain('(PDF, ');
     expect(preview).toContain('2 pages)');
     expect(preview).toMatch(/--- page 1 ---\nIntroduction to harnesses\n--- page 2 ---\nResults and tables/);
   });
 
   it('extracts DOCX text', async () => {
-    const preview = await previewFile(await put('memo.docx', await makeDocx(['Quarterly memo', 'Revenue grew & costs fell.'])));
+    const preview = await previewFile(
+      await put('memo.docx', await makeDocx(['Quarterly memo', 'Revenue grew & costs fell.'])),
+    );
     expect(preview).toContain('DOCX document');
     expect(preview).toContain('Quarterly memo\n\nRevenue grew & costs fell.');
   });
 
   it('lists XLSX sheets with dimensions and first rows', async () => {
     const data = makeWorkbook({
-      Sales: [['Region', 'Q1', 'Q2'], ['North', 10, 12], ['South', 7, 9]],
+      Sales: [
+        ['Region', 'Q1', 'Q2'],
+        ['North', 10, 12],
+        ['South', 7, 9],
+      ],
       Empty: [],
     });
     const preview = await previewFile(await put('book.xlsx', data));
@@ -123,7 +133,20 @@ describe('previewFile: documents', () => {
   });
 
   it('reads legacy XLS workbooks', async () => {
-    const preview = await previewFile(await put('old.xls', makeWorkbook({ Legacy: [['a', 'b'], [1, 2]] }, 'xls')));
+    const preview = await previewFile(
+      await put(
+        'old.xls',
+        makeWorkbook(
+          {
+            Legacy: [
+              ['a', 'b'],
+              [1, 2],
+            ],
+          },
+          'xls',
+        ),
+      ),
+    );
     expect(preview).toContain('XLS spreadsheet');
     expect(preview).toContain('## Sheet "Legacy": A1:B2 (2 rows × 2 columns)');
     expect(preview).toContain('| 1 | 2 |');
@@ -195,6 +218,8 @@ describe('previewFile: never crashes', () => {
   });
 
   it('rejects a non-positive maxChars', async () => {
-    await expect(previewFile(await put('x.txt', 'x'), { maxChars: 0 })).rejects.toMatchObject({ code: 'invalid-options' });
+    await expect(previewFile(await put('x.txt', 'x'), { maxChars: 0 })).rejects.toMatchObject({
+      code: 'invalid-options',
+    });
   });
 });

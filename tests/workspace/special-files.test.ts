@@ -57,7 +57,10 @@ async function expectRefusedWithoutBlocking(operation: () => Promise<unknown>, m
 }
 
 /** As above for a tool: an error observation, then file I/O still completes. */
-async function expectToolRefusedWithoutBlocking(run: () => Promise<{ isError: boolean; text: string }>, message: RegExp) {
+async function expectToolRefusedWithoutBlocking(
+  run: () => Promise<{ isError: boolean; text: string }>,
+  message: RegExp,
+) {
   const results = await Promise.all(Array.from({ length: ATTEMPTS }, run));
   for (const result of results) {
     expect(result.isError).toBe(true);
@@ -68,75 +71,83 @@ async function expectToolRefusedWithoutBlocking(run: () => Promise<{ isError: bo
 
 const NOT_REGULAR = /is not a regular file/;
 
-describe.runIf(process.platform !== 'win32')('FIFOs and sockets in the workspace never block a read, write or copy (issue #13)', () => {
-  it('readFile and preview refuse a FIFO, and read_file and edit_file say so', async () => {
-    mkfifo(path.join(workspace.root, 'data.csv'));
-    await expectRefusedWithoutBlocking(() => workspace.readFile('data.csv'), NOT_REGULAR);
-    await expectRefusedWithoutBlocking(() => workspace.preview('data.csv'), NOT_REGULAR);
-    const context = toolContext(workspace);
-    await expectToolRefusedWithoutBlocking(() => invoke(readFileTool(), { path: 'data.csv' }, context), NOT_REGULAR);
-    await expectToolRefusedWithoutBlocking(
-      () => invoke(readFileTool(), { path: 'data.csv', startLine: 1, endLine: 2 }, context),
-      NOT_REGULAR,
-    );
-    await expectToolRefusedWithoutBlocking(
-      () => invoke(editFileTool(), { path: 'data.csv', search: 'a', replace: 'b' }, context),
-      NOT_REGULAR,
-    );
-  });
+describe.runIf(process.platform !== 'win32')(
+  'FIFOs and sockets in the workspace never block a read, write or copy (issue #13)',
+  () => {
+    it('readFile and preview refuse a FIFO, and read_file and edit_file say so', async () => {
+      mkfifo(path.join(workspace.root, 'data.csv'));
+      await expectRefusedWithoutBlocking(() => workspace.readFile('data.csv'), NOT_REGULAR);
+      await expectRefusedWithoutBlocking(() => workspace.preview('data.csv'), NOT_REGULAR);
+      const context = toolContext(workspace);
+      await expectToolRefusedWithoutBlocking(() => invoke(readFileTool(), { path: 'data.csv' }, context), NOT_REGULAR);
+      await expectToolRefusedWithoutBlocking(
+        () => invoke(readFileTool(), { path: 'data.csv', startLine: 1, endLine: 2 }, context),
+        NOT_REGULAR,
+      );
+      await expectToolRefusedWithoutBlocking(
+        () => invoke(editFileTool(), { path: 'data.csv', search: 'a', replace: 'b' }, context),
+        NOT_REGULAR,
+      );
+    });
 
-  it('writeFile and write_to_file refuse to replace a FIFO', async () => {
-    mkfifo(path.join(workspace.root, 'report.md'));
-    await expectRefusedWithoutBlocking(() => workspace.writeFile('report.md', '# Report', { tool: 't' }), NOT_REGULAR);
-    const context = toolContext(workspace);
-    await expectToolRefusedWithoutBlocking(
-      () => invoke(writeToFileTool(), { path: 'report.md', content: '# Report' }, context),
-      NOT_REGULAR,
-    );
-    expect(workspace.artifacts()).toEqual([]);
-  });
+    it('writeFile and write_to_file refuse to replace a FIFO', async () => {
+      mkfifo(path.join(workspace.root, 'report.md'));
+      await expectRefusedWithoutBlocking(
+        () => workspace.writeFile('report.md', '# Report', { tool: 't' }),
+        NOT_REGULAR,
+      );
+      const context = toolContext(workspace);
+      await expectToolRefusedWithoutBlocking(
+        () => invoke(writeToFileTool(), { path: 'report.md', content: '# Report' }, context),
+        NOT_REGULAR,
+      );
+      expect(workspace.artifacts()).toEqual([]);
+    });
 
-  it('the memory log under .harness/outputs being a FIFO: the save fails with a warning, the step goes on', async () => {
-    await mkdir(path.join(workspace.root, '.harness/outputs'), { recursive: true });
-    mkfifo(path.join(workspace.root, '.harness/outputs/subtask-1.txt'));
-    const scope = scopeFor(fakeBackend(32_000), workspace);
-    const memory = new MemoryManager();
-    const observations = await Promise.all(
-      Array.from({ length: ATTEMPTS }, (_, i) => memory.boundObservation(invocation(deterministicText(i, 20_000), 'text', `c${i}`), scope)),
-    );
-    for (const observation of observations) expect(observation).toContain('the full output could not be saved');
-    const warnings = scope.events.filter((e) => e.type === 'run-warning') as Array<{ code: string; message: string }>;
-    expect(warnings).toHaveLength(ATTEMPTS);
-    expect(warnings[0]!.message).toMatch(NOT_REGULAR);
-    expect((await workspace.readFile('ok.txt')).toString()).toBe('still works');
-  });
+    it('the memory log under .harness/outputs being a FIFO: the save fails with a warning, the step goes on', async () => {
+      await mkdir(path.join(workspace.root, '.harness/outputs'), { recursive: true });
+      mkfifo(path.join(workspace.root, '.harness/outputs/subtask-1.txt'));
+      const scope = scopeFor(fakeBackend(32_000), workspace);
+      const memory = new MemoryManager();
+      const observations = await Promise.all(
+        Array.from({ length: ATTEMPTS }, (_, i) =>
+          memory.boundObservation(invocation(deterministicText(i, 20_000), 'text', `c${i}`), scope),
+        ),
+      );
+      for (const observation of observations) expect(observation).toContain('the full output could not be saved');
+      const warnings = scope.events.filter((e) => e.type === 'run-warning') as Array<{ code: string; message: string }>;
+      expect(warnings).toHaveLength(ATTEMPTS);
+      expect(warnings[0]!.message).toMatch(NOT_REGULAR);
+      expect((await workspace.readFile('ok.txt')).toString()).toBe('still works');
+    });
 
-  it('copyIn refuses a FIFO as the attachment, and as the destination', async () => {
-    const source = mkfifo(path.join(base, 'attachment.csv'));
-    await expectRefusedWithoutBlocking(() => workspace.copyIn(source, 'attachments/attachment.csv'), NOT_REGULAR);
-    expect(await readdir(workspace.root)).toEqual(['ok.txt']);
-    await writeFile(path.join(base, 'real.csv'), 'a,b\n');
-    mkfifo(path.join(workspace.root, 'copy.csv'));
-    await expectRefusedWithoutBlocking(() => workspace.copyIn(path.join(base, 'real.csv'), 'copy.csv'), NOT_REGULAR);
-  });
+    it('copyIn refuses a FIFO as the attachment, and as the destination', async () => {
+      const source = mkfifo(path.join(base, 'attachment.csv'));
+      await expectRefusedWithoutBlocking(() => workspace.copyIn(source, 'attachments/attachment.csv'), NOT_REGULAR);
+      expect(await readdir(workspace.root)).toEqual(['ok.txt']);
+      await writeFile(path.join(base, 'real.csv'), 'a,b\n');
+      mkfifo(path.join(workspace.root, 'copy.csv'));
+      await expectRefusedWithoutBlocking(() => workspace.copyIn(path.join(base, 'real.csv'), 'copy.csv'), NOT_REGULAR);
+    });
 
-  it('readFile refuses a socket with the same clear error', async () => {
-    const { createServer } = await import('node:net');
-    const server = createServer();
-    await new Promise<void>((resolve) => server.listen(path.join(workspace.root, 'sock'), resolve));
-    try {
-      await expectRefusedWithoutBlocking(() => workspace.readFile('sock'), NOT_REGULAR);
-    } finally {
-      await new Promise((resolve) => server.close(resolve));
-    }
-  });
+    it('readFile refuses a socket with the same clear error', async () => {
+      const { createServer } = await import('node:net');
+      const server = createServer();
+      await new Promise<void>((resolve) => server.listen(path.join(workspace.root, 'sock'), resolve));
+      try {
+        await expectRefusedWithoutBlocking(() => workspace.readFile('sock'), NOT_REGULAR);
+      } finally {
+        await new Promise((resolve) => server.close(resolve));
+      }
+    });
 
-  it('recordArtifact skips a FIFO instead of hashing it', async () => {
-    mkfifo(path.join(workspace.root, 'plot.png'));
-    const records = await Promise.all(
-      Array.from({ length: ATTEMPTS }, () => workspace.recordArtifact('plot.png', { tool: 'python_interpreter' })),
-    );
-    expect(records.every((record) => record === undefined)).toBe(true);
-    expect(await readFile(path.join(workspace.root, 'ok.txt'), 'utf8')).toBe('still works');
-  });
-});
+    it('recordArtifact skips a FIFO instead of hashing it', async () => {
+      mkfifo(path.join(workspace.root, 'plot.png'));
+      const records = await Promise.all(
+        Array.from({ length: ATTEMPTS }, () => workspace.recordArtifact('plot.png', { tool: 'python_interpreter' })),
+      );
+      expect(records.every((record) => record === undefined)).toBe(true);
+      expect(await readFile(path.join(workspace.root, 'ok.txt'), 'utf8')).toBe('still works');
+    });
+  },
+);

@@ -37,9 +37,13 @@ afterEach(async () => {
 
 /** Starts the swapper on `targets` (workspace-relative); resolves once it is swapping, with its number of swaps at the end. */
 async function startSwapper(targets: string[]): Promise<{ done: Promise<number> }> {
-  const child = spawn('python3', [SWAPPER, outside, String(RACE_SECONDS), ...targets.map((t) => path.join(workspace.root, t))], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    'python3',
+    [SWAPPER, outside, String(RACE_SECONDS), ...targets.map((t) => path.join(workspace.root, t))],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const lines: string[] = [];
   const ready = new Promise<void>((resolve) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
@@ -155,20 +159,23 @@ describe('a directory swapped for a link right after the path was checked (issue
     await mkdir(path.join(workspace.root, 'd'));
   }
 
-  it.runIf(process.platform === 'linux')('writes, appends, copies, reads and previews refuse it, touching nothing outside', async () => {
-    await swapAfterEachCheck();
-    await writeFile(path.join(base, 'attachment.bin'), 'attachment');
-    await expectLinkRefused(workspace.writeFile('d/new.txt', 'x', { tool: 't' }));
-    await expectLinkRefused(workspace.writeFile('d/notes.txt', 'overwrite', { tool: 't' }));
-    await expectLinkRefused(workspace.writeFile('d/sub/deeper.txt', 'x', { tool: 't' }));
-    await expectLinkRefused(workspace.appendFile('d/log.txt', 'x', { tool: 't' }));
-    await expectLinkRefused(workspace.appendFile('d/notes.txt', 'x', { tool: 't' }));
-    await expectLinkRefused(workspace.copyIn(path.join(base, 'attachment.bin'), 'd/attachment.bin'));
-    await expectLinkRefused(workspace.readFile('d/notes.txt'));
-    await expectLinkRefused(workspace.preview('d/notes.txt'));
-    expect((await readdir(outside)).sort()).toEqual(['canary.txt', 'notes.txt']);
-    expect(await readFile(path.join(outside, 'notes.txt'), 'utf8')).toBe('outside secret');
-    expect(await readFile(path.join(outside, 'canary.txt'), 'utf8')).toBe('canary');
-    expect(workspace.artifacts()).toEqual([]);
-  });
+  it.runIf(process.platform === 'linux')(
+    'writes, appends, copies, reads and previews refuse it, touching nothing outside',
+    async () => {
+      await swapAfterEachCheck();
+      await writeFile(path.join(base, 'attachment.bin'), 'attachment');
+      await expectLinkRefused(workspace.writeFile('d/new.txt', 'x', { tool: 't' }));
+      await expectLinkRefused(workspace.writeFile('d/notes.txt', 'overwrite', { tool: 't' }));
+      await expectLinkRefused(workspace.writeFile('d/sub/deeper.txt', 'x', { tool: 't' }));
+      await expectLinkRefused(workspace.appendFile('d/log.txt', 'x', { tool: 't' }));
+      await expectLinkRefused(workspace.appendFile('d/notes.txt', 'x', { tool: 't' }));
+      await expectLinkRefused(workspace.copyIn(path.join(base, 'attachment.bin'), 'd/attachment.bin'));
+      await expectLinkRefused(workspace.readFile('d/notes.txt'));
+      await expectLinkRefused(workspace.preview('d/notes.txt'));
+      expect((await readdir(outside)).sort()).toEqual(['canary.txt', 'notes.txt']);
+      expect(await readFile(path.join(outside, 'notes.txt'), 'utf8')).toBe('outside secret');
+      expect(await readFile(path.join(outside, 'canary.txt'), 'utf8')).toBe('canary');
+      expect(workspace.artifacts()).toEqual([]);
+    },
+  );
 });

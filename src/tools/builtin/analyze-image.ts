@@ -13,7 +13,12 @@ export interface AnalyzeImageToolOptions {
 }
 
 const AnalyzeImageOptionsSchema = z.strictObject({
-  maxBytes: z.number().int().min(1).max(1_073_741_824).default(20 * 1024 * 1024),
+  maxBytes: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_073_741_824)
+    .default(20 * 1024 * 1024),
 });
 
 const AnalyzeImageInput = z.object({
@@ -55,7 +60,10 @@ export function analyzeImageTool(options: AnalyzeImageToolOptions = {}): Tool<z.
       try {
         mediaType = describeImage(data).mediaType;
       } catch {
-        throw new HarnessError('invalid-input', `"${path}" is not an image analyze_image can read (PNG, JPEG, GIF or WEBP).`);
+        throw new HarnessError(
+          'invalid-input',
+          `"${path}" is not an image analyze_image can read (PNG, JPEG, GIF or WEBP).`,
+        );
       }
       if (!SUPPORTED.has(mediaType)) {
         throw new HarnessError(
@@ -77,7 +85,10 @@ export function analyzeImageTool(options: AnalyzeImageToolOptions = {}): Tool<z.
       });
       const answer = result.message.content.trim();
       if (answer === '') {
-        throw new HarnessError('invalid-response', 'The vision model returned no text. Try again with a more specific question.');
+        throw new HarnessError(
+          'invalid-response',
+          'The vision model returned no text. Try again with a more specific question.',
+        );
       }
       return answer;
     },

@@ -58,8 +58,27 @@ export interface ParsedShell {
 }
 
 const KEYWORDS = new Set([
-  'if', 'then', 'else', 'elif', 'fi', 'for', 'while', 'until', 'do', 'done', 'case', 'esac', 'function', 'select',
-  '!', '[[', ']]', '{', '}', 'time', 'coproc',
+  'if',
+  'then',
+  'else',
+  'elif',
+  'fi',
+  'for',
+  'while',
+  'until',
+  'do',
+  'done',
+  'case',
+  'esac',
+  'function',
+  'select',
+  '!',
+  '[[',
+  ']]',
+  '{',
+  '}',
+  'time',
+  'coproc',
 ]);
 
 type Token =
@@ -293,7 +312,8 @@ export function parseShell(command: string): ParsedShell {
   const operators: string[] = [];
   let current: ShellCommand = { argv: [], assignments: [], redirects: [], dynamic: false };
   const flush = (): void => {
-    if (current.argv.length > 0 || current.assignments.length > 0 || current.redirects.length > 0) commands.push(current);
+    if (current.argv.length > 0 || current.assignments.length > 0 || current.redirects.length > 0)
+      commands.push(current);
     current = { argv: [], assignments: [], redirects: [], dynamic: false };
   };
   for (let t = 0; t < tokens.length; t += 1) {
@@ -324,8 +344,17 @@ export function parseShell(command: string): ParsedShell {
 export function splitShellWords(text: string): string[] {
   const parsed = parseShell(text);
   const only = parsed.commands[0];
-  if (parsed.commands.length !== 1 || parsed.operators.length > 0 || !only || only.redirects.length > 0 || only.assignments.length > 0) {
-    throw new HarnessError('invalid-input', `"${text}" is not a single plain command (operators, redirects or assignments found).`);
+  if (
+    parsed.commands.length !== 1 ||
+    parsed.operators.length > 0 ||
+    !only ||
+    only.redirects.length > 0 ||
+    only.assignments.length > 0
+  ) {
+    throw new HarnessError(
+      'invalid-input',
+      `"${text}" is not a single plain command (operators, redirects or assignments found).`,
+    );
   }
   return only.argv;
 }
@@ -370,9 +399,25 @@ export interface CommandPolicyOptions {
 export const DEFAULT_COMMAND_RULES: readonly PolicyRule[] = Object.freeze([
   // Only programs that cannot write files by themselves (`sort -o`, `uniq in out` and `date -s` can, so they ask).
   // Their arguments must stay inside the workspace, or they ask.
-  ...['ls', 'cat', 'head', 'tail', 'wc', 'pwd', 'grep', 'cut', 'tr', 'diff', 'file', 'stat', 'du', 'realpath', 'cmp', 'md5sum', 'sha256sum'].map(
-    (cmd): PolicyRule => ({ match: [cmd], decision: 'allow', reason: 'read-only inspection command' }),
-  ),
+  ...[
+    'ls',
+    'cat',
+    'head',
+    'tail',
+    'wc',
+    'pwd',
+    'grep',
+    'cut',
+    'tr',
+    'diff',
+    'file',
+    'stat',
+    'du',
+    'realpath',
+    'cmp',
+    'md5sum',
+    'sha256sum',
+  ].map((cmd): PolicyRule => ({ match: [cmd], decision: 'allow', reason: 'read-only inspection command' })),
   // Their arguments are text, not files.
   ...['echo', 'printf', 'true', 'basename', 'dirname', 'which'].map(
     (cmd): PolicyRule => ({ match: [cmd], decision: 'allow', reason: 'prints its arguments', paths: 'any' }),
@@ -385,7 +430,10 @@ export const DEFAULT_COMMAND_RULES: readonly PolicyRule[] = Object.freeze([
 const STRICTNESS: Record<PolicyDecision, number> = { allow: 0, ask: 1, deny: 2 };
 
 function strictest<T extends { decision: PolicyDecision }>(items: T[]): T | undefined {
-  return items.reduce<T | undefined>((worst, item) => (!worst || STRICTNESS[item.decision] > STRICTNESS[worst.decision] ? item : worst), undefined);
+  return items.reduce<T | undefined>(
+    (worst, item) => (!worst || STRICTNESS[item.decision] > STRICTNESS[worst.decision] ? item : worst),
+    undefined,
+  );
 }
 
 const RuleSchema = z.strictObject({
@@ -439,7 +487,11 @@ export class CommandPolicy {
         try {
           prefix = typeof rule.match === 'string' ? splitShellWords(rule.match) : [...rule.match];
         } catch (error) {
-          throw new HarnessError('invalid-options', `CommandPolicy: option "rules.${index}.match" must be a plain argv prefix such as "git status".`, { cause: error });
+          throw new HarnessError(
+            'invalid-options',
+            `CommandPolicy: option "rules.${index}.match" must be a plain argv prefix such as "git status".`,
+            { cause: error },
+          );
         }
         return {
           prefix,
@@ -489,25 +541,33 @@ export class CommandPolicy {
     if (parts.length === 0) parts.push({ part: '', decision: 'deny', reason: 'the command is empty' });
     const worst = strictest(parts) as PolicyPart;
     const compound =
-      parsed.commands.length > 1 || parsed.substitutions.length > 0 || parsed.commands.some((c) => c.redirects.length > 0);
+      parsed.commands.length > 1 ||
+      parsed.substitutions.length > 0 ||
+      parsed.commands.some((c) => c.redirects.length > 0);
     return { decision: worst.decision, reason: worst.reason, parts, compound };
   }
 
   private judgeCommand(cmd: ShellCommand): PolicyPart {
     const part = [...cmd.assignments, ...cmd.argv].join(' ');
     if (cmd.argv.length === 0) return { part, decision: 'ask', reason: 'a redirect or assignment without a command' };
-    if (cmd.dynamic) return { part, decision: 'ask', reason: `the program name "${cmd.argv[0] ?? ''}" is only known at run time` };
+    if (cmd.dynamic)
+      return { part, decision: 'ask', reason: `the program name "${cmd.argv[0] ?? ''}" is only known at run time` };
     const matches = this.rules.filter((rule) => matchesPrefix(rule.prefix, cmd.argv));
     const rule = strictest(matches);
     const ruled: PolicyPart = rule
       ? { part, decision: rule.decision, reason: rule.reason }
-      : { part, decision: this.defaultDecision, reason: `no rule matches "${cmd.argv[0] ?? ''}" (default: ${this.defaultDecision})` };
+      : {
+          part,
+          decision: this.defaultDecision,
+          reason: `no rule matches "${cmd.argv[0] ?? ''}" (default: ${this.defaultDecision})`,
+        };
     if (cmd.assignments.length > 0 && ruled.decision === 'allow') {
       return { part, decision: 'ask', reason: 'environment assignments can change what an allowed program does' };
     }
     if (ruled.decision === 'allow' && rule?.paths === 'workspace') {
       const outside = outsidePathArgument(cmd.argv);
-      if (outside !== undefined) return { part, decision: 'ask', reason: `the argument "${outside}" may name a path outside the workspace` };
+      if (outside !== undefined)
+        return { part, decision: 'ask', reason: `the argument "${outside}" may name a path outside the workspace` };
     }
     return ruled;
   }
@@ -574,9 +634,16 @@ export async function requireApproval(request: ApprovalRequest, approve: Approve
   try {
     approved = await approve(request);
   } catch (error) {
-    throw new HarnessError('policy-denied', `${what} was not run: the approve callback failed (${error instanceof Error ? error.message : String(error)}).`, { cause: error });
+    throw new HarnessError(
+      'policy-denied',
+      `${what} was not run: the approve callback failed (${error instanceof Error ? error.message : String(error)}).`,
+      { cause: error },
+    );
   }
   if (approved !== true) {
-    throw new HarnessError('policy-denied', `${what} was not approved (${request.reason}), so it was not run. Try a different approach.`);
+    throw new HarnessError(
+      'policy-denied',
+      `${what} was not approved (${request.reason}), so it was not run. Try a different approach.`,
+    );
   }
 }

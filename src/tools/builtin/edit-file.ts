@@ -6,7 +6,10 @@ import type { Tool } from '../types.js';
 
 const EditFileInput = z.object({
   path: z.string().min(1).describe('Workspace-relative path of an existing text file.'),
-  search: z.string().min(1).describe('The exact text to replace, copied from the file (whitespace and line breaks included).'),
+  search: z
+    .string()
+    .min(1)
+    .describe('The exact text to replace, copied from the file (whitespace and line breaks included).'),
   replace: z.string().describe('The text to put in its place.'),
   replaceAll: z
     .boolean()
@@ -45,7 +48,10 @@ function excerpt(lines: readonly string[], line: number, span = 1): string {
 
 /** Lines whose trimmed text contains the search text's first non-blank line: where the model probably meant. */
 function nearMisses(lines: readonly string[], search: string): number[] {
-  const probe = search.split(/\r?\n/).find((line) => line.trim() !== '')?.trim();
+  const probe = search
+    .split(/\r?\n/)
+    .find((line) => line.trim() !== '')
+    ?.trim();
   if (!probe) return [];
   const collapse = (value: string): string => value.replace(/\s+/g, ' ');
   const wanted = collapse(probe);
@@ -95,7 +101,10 @@ export function editFileTool(): Tool<z.output<typeof EditFileInput>> {
             ? `Lines that resemble its first line:\n${candidates.map((line) => excerpt(lines, line)).join('\n…\n')}\n` +
               'Copy the exact text (without the line numbers) from here or from read_file and try again.'
             : 'Not even its first line occurs. Read the file again with read_file and copy the exact text.';
-        throw new HarnessError('invalid-input', `The search text was found 0 times in "${path}"; nothing was written. ${hint}`);
+        throw new HarnessError(
+          'invalid-input',
+          `The search text was found 0 times in "${path}"; nothing was written. ${hint}`,
+        );
       }
       const at = found.map((offset) => lineOf(text, offset));
       if (found.length > 1 && replaceAll !== true) {
@@ -112,7 +121,10 @@ export function editFileTool(): Tool<z.output<typeof EditFileInput>> {
       const firstLine = at[0] ?? 1;
       const after = excerpt(updated.split(/\r?\n/), firstLine, replacement.split(/\r?\n/).length);
       const count = found.length === 1 ? '1 occurrence' : `${found.length} occurrences`;
-      return { text: `Edited ${record.path}: replaced ${count} (${at.length === 1 ? 'line' : 'lines'} ${at.join(', ')}). Now:\n${after}`, files: [record.path] };
+      return {
+        text: `Edited ${record.path}: replaced ${count} (${at.length === 1 ? 'line' : 'lines'} ${at.join(', ')}). Now:\n${after}`,
+        files: [record.path],
+      };
     },
   });
 }

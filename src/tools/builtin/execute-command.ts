@@ -70,7 +70,12 @@ const OptionsSchema = z.strictObject({
 
 const CommandInput = z.object({
   command: z.string().trim().min(1).describe('The shell command line to run (bash).'),
-  cwd: z.string().trim().min(1).optional().describe('Working directory relative to the workspace root (default: the root).'),
+  cwd: z
+    .string()
+    .trim()
+    .min(1)
+    .optional()
+    .describe('Working directory relative to the workspace root (default: the root).'),
 });
 
 export { OutputCapture } from './sandbox/output-capture.js';
@@ -87,9 +92,15 @@ export interface ProcessOutcome {
  * Waits for a command to end, killing everything it started on timeout or abort, and any leftovers (background jobs,
  * `setsid` daemons) once its direct child exits; then releases its containment. @internal
  */
-export async function waitForProcess(target: ChildProcess | WorkspaceProcess, timeoutMs: number, signal: AbortSignal): Promise<ProcessOutcome> {
+export async function waitForProcess(
+  target: ChildProcess | WorkspaceProcess,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<ProcessOutcome> {
   const proc: WorkspaceProcess =
-    'dispose' in target ? target : { child: target, token: '', kill: () => killProcessTree(target), dispose: async () => undefined };
+    'dispose' in target
+      ? target
+      : { child: target, token: '', kill: () => killProcessTree(target), dispose: async () => undefined };
   const { child } = proc;
   const outcome = await new Promise<ProcessOutcome>((resolve) => {
     let timedOut = false;
@@ -155,7 +166,10 @@ export type ExecuteCommandTool = Tool<z.output<typeof CommandInput>> & {
  */
 export function executeCommandTool(options: ExecuteCommandToolOptions = {}): ExecuteCommandTool {
   const opts = parseOptions(OptionsSchema, options, 'executeCommandTool');
-  const policy = opts.policy instanceof CommandPolicy ? opts.policy : new CommandPolicy(opts.policy as CommandPolicyOptions | undefined);
+  const policy =
+    opts.policy instanceof CommandPolicy
+      ? opts.policy
+      : new CommandPolicy(opts.policy as CommandPolicyOptions | undefined);
   const status = sandboxStatus(opts.sandbox, opts.bwrapPath);
   const tool = defineTool({
     name: 'execute_command',
@@ -171,12 +185,24 @@ export function executeCommandTool(options: ExecuteCommandToolOptions = {}): Exe
       const workDir = cwd === undefined ? ctx.workspace.root : await ctx.workspace.resolve(cwd, 'read');
       const evaluation = policy.evaluate(command);
       if (evaluation.decision === 'deny') {
-        throw new HarnessError('policy-denied', `The command policy denies this command (${evaluation.reason}); it was not run.`);
+        throw new HarnessError(
+          'policy-denied',
+          `The command policy denies this command (${evaluation.reason}); it was not run.`,
+        );
       }
       if (evaluation.decision === 'ask' || status.requiresApproval) {
         const reason = evaluation.decision === 'ask' ? evaluation.reason : `no sandbox: ${status.reason}`;
         await requireApproval(
-          { tool: 'execute_command', command, reason, parts: evaluation.parts, sandboxed: status.active, cwd: workDir, runId: ctx.runId, scope: ctx.scope },
+          {
+            tool: 'execute_command',
+            command,
+            reason,
+            parts: evaluation.parts,
+            sandboxed: status.active,
+            cwd: workDir,
+            runId: ctx.runId,
+            scope: ctx.scope,
+          },
           opts.approve,
         );
       }
@@ -199,7 +225,11 @@ export function executeCommandTool(options: ExecuteCommandToolOptions = {}): Exe
       const outcome = await Promise.race([waitForProcess(proc, opts.timeoutMs, ctx.signal), spawnError]);
       if (outcome instanceof Error) {
         await proc.dispose();
-        throw new HarnessError('tool-unavailable', `execute_command could not start ${opts.shell}: ${outcome.message}.`, { cause: outcome });
+        throw new HarnessError(
+          'tool-unavailable',
+          `execute_command could not start ${opts.shell}: ${outcome.message}.`,
+          { cause: outcome },
+        );
       }
       const files = await recordChanges(ctx, 'execute_command', before);
       const summary = outcome.timedOut
@@ -219,5 +249,11 @@ export function executeCommandTool(options: ExecuteCommandToolOptions = {}): Exe
       return { text: lines.join('\n'), files };
     },
   });
-  return Object.freeze({ ...tool, execute: tool.execute, sandbox: status, policy, warnings: status.warning ? [status.warning] : [] });
+  return Object.freeze({
+    ...tool,
+    execute: tool.execute,
+    sandbox: status,
+    policy,
+    warnings: status.warning ? [status.warning] : [],
+  });
 }

@@ -28,7 +28,9 @@ const GenerateImageInput = z.object({
     .string()
     .min(1)
     .optional()
-    .describe('Workspace-relative path to save the image to, e.g. "figures/cover.png". A name under images/ when omitted.'),
+    .describe(
+      'Workspace-relative path to save the image to, e.g. "figures/cover.png". A name under images/ when omitted.',
+    ),
   size: z
     .string()
     .regex(/^(\d{2,5}x\d{2,5}|auto)$/, 'must look like "1024x1024" or be "auto"')
@@ -44,7 +46,10 @@ const EXTENSIONS: Record<string, string> = {
 };
 
 function slug(prompt: string): string {
-  const words = prompt.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+  const words = prompt
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
   return words.slice(0, 40).replace(/-+$/, '') || 'image';
 }
 
@@ -73,18 +78,26 @@ export function generateImageTool(options: GenerateImageToolOptions): Tool<z.out
       try {
         dimensions = describeImage(image.data);
       } catch (error) {
-        throw new HarnessError('invalid-response', 'The image backend returned data in no known image format; nothing was saved.', {
-          cause: error,
-        });
+        throw new HarnessError(
+          'invalid-response',
+          'The image backend returned data in no known image format; nothing was saved.',
+          {
+            cause: error,
+          },
+        );
       }
       const extension = EXTENSIONS[image.mediaType] ?? image.mediaType.replace(/^image\//, '').replace(/\W+/g, '');
       let target = path ?? (await freeName(context, directory, slug(prompt), extension));
       if (!/\.[A-Za-z0-9]{2,5}$/.test(target)) target = `${target}.${extension}`;
-      const record = await context.workspace.writeFile(target, image.data, { tool: 'generate_image', scope: context.scope });
+      const record = await context.workspace.writeFile(target, image.data, {
+        tool: 'generate_image',
+        scope: context.scope,
+      });
       const { width, height } = dimensions;
-      const mismatch = target.toLowerCase().endsWith(`.${extension}`) || (extension === 'jpg' && /\.jpeg$/i.test(target))
-        ? ''
-        : ` Note: the data is ${image.mediaType} although the name ends differently.`;
+      const mismatch =
+        target.toLowerCase().endsWith(`.${extension}`) || (extension === 'jpg' && /\.jpeg$/i.test(target))
+          ? ''
+          : ` Note: the data is ${image.mediaType} although the name ends differently.`;
       const revised = image.revisedPrompt ? ` The provider revised the prompt to: ${image.revisedPrompt}` : '';
       return {
         text: `Saved the generated image to ${record.path} (${image.mediaType}, ${width}×${height} px, ${formatBytes(record.size)}).${mismatch}${revised}`,

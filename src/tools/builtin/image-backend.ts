@@ -35,7 +35,12 @@ const OpenAIImagesOptionsSchema = z.strictObject({
   /** @defaultValue 300 000 ms: image models are slow */
   timeoutMs: z.number().int().positive().max(2_147_483_647).default(300_000),
   /** Largest response body read (base64 images are large); a longer one fails with `invalid-response`. @defaultValue 100 MiB */
-  maxResponseBytes: z.number().int().min(1_024).max(1_073_741_824).default(100 * 1024 * 1024),
+  maxResponseBytes: z
+    .number()
+    .int()
+    .min(1_024)
+    .max(1_073_741_824)
+    .default(100 * 1024 * 1024),
   /** Used when a call gives no size. */
   defaultSize: z.string().min(1).optional(),
   headers: z.record(z.string(), z.string()).default({}),
@@ -105,9 +110,13 @@ export function openAIImages(options: OpenAIImagesOptions): ImageBackend {
       try {
         mediaType = describeImage(data).mediaType;
       } catch (error) {
-        throw new HarnessError('invalid-response', `${label}: data[0].b64_json does not decode to a known image format.`, {
-          cause: error,
-        });
+        throw new HarnessError(
+          'invalid-response',
+          `${label}: data[0].b64_json does not decode to a known image format.`,
+          {
+            cause: error,
+          },
+        );
       }
       return {
         data,

@@ -147,9 +147,13 @@ function python(options: PythonInterpreterToolOptions): Tool {
     return pythonInterpreterTool(options) as Tool;
   } catch (error) {
     if (HarnessError.isInstance(error) && error.code === 'tool-unavailable') {
-      throw new HarnessError('tool-unavailable', `${error.message} Or leave the tool out with builtinTools({ python: false }).`, {
-        cause: error,
-      });
+      throw new HarnessError(
+        'tool-unavailable',
+        `${error.message} Or leave the tool out with builtinTools({ python: false }).`,
+        {
+          cause: error,
+        },
+      );
     }
     throw error;
   }

@@ -72,10 +72,18 @@ export const NetworkOptionsSchema = z.strictObject({
 type ResolvedNetwork = z.output<typeof NetworkOptionsSchema>;
 
 /** Names of cloud metadata services (GCP, AWS); they hand out credentials, so no option opens them. */
-const METADATA_HOSTS = new Set(['metadata', 'metadata.google.internal', 'metadata.goog', 'instance-data', 'instance-data.ec2.internal']);
+const METADATA_HOSTS = new Set([
+  'metadata',
+  'metadata.google.internal',
+  'metadata.goog',
+  'instance-data',
+  'instance-data.ec2.internal',
+]);
 /** Metadata addresses: AWS/GCP/Azure/OCI, AWS ECS task credentials, Alibaba Cloud, AWS over IPv6. */
 const METADATA_ADDRESSES = new Set(
-  ['169.254.169.254', '169.254.170.2', '100.100.100.200', 'fd00:ec2::254'].map((address) => ipaddr.parse(address).toString()),
+  ['169.254.169.254', '169.254.170.2', '100.100.100.200', 'fd00:ec2::254'].map((address) =>
+    ipaddr.parse(address).toString(),
+  ),
 );
 
 /** ipaddr.js ranges that `allowPrivate` opens; every other non-public range is always refused. */
@@ -120,14 +128,18 @@ export function classifyAddress(address: string): Verdict {
   const range = ip.range();
   const privateWhat = PRIVATE_RANGES[range];
   if (privateWhat) return { kind: 'private', what: privateWhat };
-  if (range === 'unicast' && (ip.kind() === 'ipv4' || (ip as ipaddr.IPv6).match(GLOBAL_UNICAST))) return { kind: 'public' };
+  if (range === 'unicast' && (ip.kind() === 'ipv4' || (ip as ipaddr.IPv6).match(GLOBAL_UNICAST)))
+    return { kind: 'public' };
   const what: Record<string, string> = {
     unspecified: 'the unspecified address',
     multicast: 'a multicast address',
     broadcast: 'the broadcast address',
     reserved: 'a reserved address',
   };
-  return { kind: 'never', what: what[range] ?? (range === 'unicast' ? 'an unassigned IPv6 address' : `a special-purpose address (${range})`) };
+  return {
+    kind: 'never',
+    what: what[range] ?? (range === 'unicast' ? 'an unassigned IPv6 address' : `a special-purpose address (${range})`),
+  };
 }
 
 function matches(host: string, pattern: string): boolean {
@@ -173,7 +185,8 @@ export class NetworkPolicy {
       throw this.#refuse(host, `only the hosts the application allows can be reached (${shown}). Use one of them.`);
     }
     if (METADATA_HOSTS.has(host)) throw this.#refuse(host, 'it is a cloud metadata service, which is never reached.');
-    if (host === 'localhost' || host.endsWith('.localhost')) this.#enforce(host, { kind: 'private', what: 'a loopback name' }, 'it is');
+    if (host === 'localhost' || host.endsWith('.localhost'))
+      this.#enforce(host, { kind: 'private', what: 'a loopback name' }, 'it is');
     const literal = host.replace(/^\[(.*)\]$/, '$1');
     if (net.isIP(literal) !== 0) this.#enforce(host, classifyAddress(literal), 'it is');
   }
@@ -238,7 +251,9 @@ export function guardedAgent(policy: NetworkPolicy, options: GuardedAgentOptions
   return new Agent({
     connect: (connectOptions, callback) => {
       try {
-        policy.checkHost(net.isIPv6(connectOptions.hostname) ? `[${connectOptions.hostname}]` : connectOptions.hostname);
+        policy.checkHost(
+          net.isIPv6(connectOptions.hostname) ? `[${connectOptions.hostname}]` : connectOptions.hostname,
+        );
       } catch (refusal) {
         callback(refusal as HarnessError, null);
         return;

@@ -3,7 +3,16 @@ import type { Dispatcher } from 'undici';
 import { defineTool } from '../define-tool.js';
 import { HarnessError } from '../../errors.js';
 import type { Tool } from '../types.js';
-import { count, DEFAULT_MAX_RESPONSE_BYTES, fetchJson, joinUrl, list, parseOptions, record, text } from './search-providers/http.js';
+import {
+  count,
+  DEFAULT_MAX_RESPONSE_BYTES,
+  fetchJson,
+  joinUrl,
+  list,
+  parseOptions,
+  record,
+  text,
+} from './search-providers/http.js';
 
 /** Options of {@link openAlexTool}. */
 export interface OpenAlexToolOptions {
@@ -37,7 +46,9 @@ const OpenAlexOptionsSchema = z.strictObject({
   baseURL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://api.openalex.org'),
   mailto: z.email({ error: 'must be an e-mail address' }).optional(),
   apiKey: z.string().min(1).optional(),
-  dispatcher: z.custom<Dispatcher>((value) => typeof value === 'object' && value !== null, 'must be an undici Dispatcher').optional(),
+  dispatcher: z
+    .custom<Dispatcher>((value) => typeof value === 'object' && value !== null, 'must be an undici Dispatcher')
+    .optional(),
   timeoutMs: z.number().int().min(1).max(600_000).default(30_000),
   maxResponseBytes: z.number().int().min(1_024).max(1_073_741_824).default(DEFAULT_MAX_RESPONSE_BYTES),
   perPage: z.number().int().min(1).max(25).default(10),
@@ -50,7 +61,9 @@ type Entity = (typeof ENTITIES)[number];
 
 const OpenAlexInput = z
   .object({
-    entity: z.enum(ENTITIES).describe('What to look up: works (papers), authors, sources (venues), institutions or concepts.'),
+    entity: z
+      .enum(ENTITIES)
+      .describe('What to look up: works (papers), authors, sources (venues), institutions or concepts.'),
     query: z.string().trim().min(1).optional().describe('Full-text search, e.g. a title, name or keywords.'),
     id: z
       .string()
@@ -113,7 +126,10 @@ function formatRecord(entity: Entity, item: Record<string, unknown>, opts: Resol
       const abstract = abstractFromInvertedIndex(item.abstract_inverted_index);
       lines.push(
         `${title}${count(item.publication_year) ? ` (${count(item.publication_year)})` : ''}`,
-        line('Authors', names(list(item.authorships), (a) => record(a.author).display_name, 6)),
+        line(
+          'Authors',
+          names(list(item.authorships), (a) => record(a.author).display_name, 6),
+        ),
         line('Venue', text(record(primary.source).display_name)),
         line('Type', text(item.type)),
         line('DOI', text(item.doi)),
@@ -129,11 +145,17 @@ function formatRecord(entity: Entity, item: Record<string, unknown>, opts: Resol
       lines.push(
         title,
         line('ORCID', text(item.orcid)),
-        line('Institutions', names(list(item.last_known_institutions), (i) => i.display_name, 3)),
+        line(
+          'Institutions',
+          names(list(item.last_known_institutions), (i) => i.display_name, 3),
+        ),
         line('Works', count(item.works_count)),
         line('Cited by', count(item.cited_by_count)),
         line('h-index', count(stats.h_index)),
-        line('Top topics', names(list(item.topics), (t) => t.display_name, 3)),
+        line(
+          'Top topics',
+          names(list(item.topics), (t) => t.display_name, 3),
+        ),
         line('OpenAlex', id),
       );
       break;
@@ -188,7 +210,8 @@ function recordPath(entity: Entity, id: string): string {
   const doi = /^(?:https?:\/\/(?:dx\.)?doi\.org\/|doi:)?(10\.\d{4,9}\/\S+)$/i.exec(id)?.[1];
   let key = id.replace(/^https:\/\/openalex\.org\//, '');
   if (entity === 'works' && doi) key = `doi:${doi}`;
-  else if (/^https?:\/\/orcid\.org\//i.test(id) || /^\d{4}-\d{4}-\d{4}-\d{3}[\dX]$/i.test(id)) key = `orcid:${id.replace(/^https?:\/\/orcid\.org\//i, '')}`;
+  else if (/^https?:\/\/orcid\.org\//i.test(id) || /^\d{4}-\d{4}-\d{4}-\d{3}[\dX]$/i.test(id))
+    key = `orcid:${id.replace(/^https?:\/\/orcid\.org\//i, '')}`;
   else if (/^https?:\/\/ror\.org\//i.test(id)) key = `ror:${id.replace(/^https?:\/\/ror\.org\//i, '')}`;
   return `/${entity}/${encodeURI(key).replace(/[?#]/g, encodeURIComponent)}`;
 }
@@ -238,15 +261,22 @@ export function openAlexTool(options: OpenAlexToolOptions = {}): Tool<z.output<t
       );
       if (input.id !== undefined) {
         if (text(body.id) === undefined) {
-          throw new HarnessError('invalid-response', `openalex: the response for ${input.entity} ${input.id} holds no record.`);
+          throw new HarnessError(
+            'invalid-response',
+            `openalex: the response for ${input.entity} ${input.id} holds no record.`,
+          );
         }
         return formatRecord(input.entity, body, opts).join('\n');
       }
       const results = list(body.results).map(record);
       const total = count(record(body.meta).count);
-      const what = [input.query && `"${input.query}"`, input.filter && `filter ${input.filter}`].filter(Boolean).join(', ');
+      const what = [input.query && `"${input.query}"`, input.filter && `filter ${input.filter}`]
+        .filter(Boolean)
+        .join(', ');
       if (results.length === 0) return `OpenAlex: no ${input.entity} for ${what}.`;
-      const out = [`OpenAlex ${input.entity} for ${what}: ${results.length}${total === undefined ? '' : ` of ${total}`}`];
+      const out = [
+        `OpenAlex ${input.entity} for ${what}: ${results.length}${total === undefined ? '' : ` of ${total}`}`,
+      ];
       results.forEach((item, index) => {
         const [head, ...rest] = formatRecord(input.entity, item, opts);
         out.push('', `${index + 1}. ${head ?? ''}`, ...rest);

@@ -6,7 +6,13 @@ import { defineTool } from '../define-tool.js';
 import type { Tool, ToolContext } from '../types.js';
 import { requireApproval, type ApproveFn } from './command-policy.js';
 import { recordChanges } from './execute-command.js';
-import { DEFAULT_MAX_PROCESSES, sandboxStatus, snapshotFiles, type SandboxMode, type SandboxStatus } from './sandbox.js';
+import {
+  DEFAULT_MAX_PROCESSES,
+  sandboxStatus,
+  snapshotFiles,
+  type SandboxMode,
+  type SandboxStatus,
+} from './sandbox.js';
 import { PythonSession } from './sandbox/python-session.js';
 import { parseOptions } from './search-providers/http.js';
 
@@ -63,7 +69,10 @@ const OptionsSchema = z.strictObject({
 });
 
 const PythonInput = z.object({
-  code: z.string().default('').describe('Python code to run. The value of a final expression is shown, like in a notebook.'),
+  code: z
+    .string()
+    .default('')
+    .describe('Python code to run. The value of a final expression is shown, like in a notebook.'),
   reset: z.boolean().optional().describe('Start a fresh session (all variables are lost) before running the code.'),
 });
 
@@ -98,7 +107,9 @@ function checkPython(python: string): PythonInstall {
         'macOS: brew install python), pass its path as option "python", or leave the python_interpreter tool out.',
     );
   }
-  const prefixes = [prefix, basePrefix].filter((dir): dir is string => typeof dir === 'string' && dir !== '' && !isSystemDir(dir));
+  const prefixes = [prefix, basePrefix].filter(
+    (dir): dir is string => typeof dir === 'string' && dir !== '' && !isSystemDir(dir),
+  );
   return { executable, prefixes: [...new Set(prefixes)] };
 }
 
@@ -173,12 +184,22 @@ export function pythonInterpreterTool(options: PythonInterpreterToolOptions = {}
     async execute({ code, reset }, ctx) {
       if (status.requiresApproval && code.trim() !== '') {
         await requireApproval(
-          { tool: 'python_interpreter', command: code, reason: `no sandbox: ${status.reason}`, parts: [], sandboxed: false, cwd: ctx.workspace.root, runId: ctx.runId, scope: ctx.scope },
+          {
+            tool: 'python_interpreter',
+            command: code,
+            reason: `no sandbox: ${status.reason}`,
+            parts: [],
+            sandboxed: false,
+            cwd: ctx.workspace.root,
+            runId: ctx.runId,
+            scope: ctx.scope,
+          },
           opts.approve,
         );
       }
       const python = session(ctx, reset === true);
-      if (code.trim() === '') return reset ? 'The Python session was reset; all variables are cleared.' : 'No code given.';
+      if (code.trim() === '')
+        return reset ? 'The Python session was reset; all variables are cleared.' : 'No code given.';
       const before = await snapshotFiles(ctx.workspace.root);
       const reply = await python.run(code, opts.timeoutMs, ctx.signal, opts.maxOutputChars);
       const files = await recordChanges(ctx, 'python_interpreter', before);
@@ -189,11 +210,15 @@ export function pythonInterpreterTool(options: PythonInterpreterToolOptions = {}
       if (reply.error) lines.push('--- error ---', reply.error.replace(/\n$/, ''));
       if (reply.result !== null) lines.push('--- result ---', reply.result);
       if (reply.ended === 'timeout') {
-        lines.push(`Timed out after ${opts.timeoutMs} ms; the Python session was killed and the next call starts a fresh one (variables are lost).`);
+        lines.push(
+          `Timed out after ${opts.timeoutMs} ms; the Python session was killed and the next call starts a fresh one (variables are lost).`,
+        );
       } else if (reply.ended === 'aborted') {
         lines.push('Aborted; the Python session was killed (variables are lost).');
       } else if (reply.ended === 'exited') {
-        lines.push(`The Python process exited (code ${String(reply.exitCode)}); the next call starts a fresh session (variables are lost).`);
+        lines.push(
+          `The Python process exited (code ${String(reply.exitCode)}); the next call starts a fresh session (variables are lost).`,
+        );
       } else if (reply.ended === 'protocol') {
         lines.push(
           `The Python session was ended: it sent ${reply.protocolError ?? 'an invalid message'} on the harness's result channel. ` +

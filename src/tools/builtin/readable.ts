@@ -19,11 +19,49 @@ export interface ReadablePage {
 }
 
 const BLOCK = new Set([
-  'address', 'article', 'aside', 'blockquote', 'dd', 'details', 'dialog', 'div', 'dl', 'dt', 'fieldset', 'figcaption',
-  'figure', 'footer', 'form', 'header', 'hgroup', 'main', 'nav', 'ol', 'p', 'section', 'summary', 'table', 'tbody',
-  'thead', 'tfoot', 'ul', 'caption',
+  'address',
+  'article',
+  'aside',
+  'blockquote',
+  'dd',
+  'details',
+  'dialog',
+  'div',
+  'dl',
+  'dt',
+  'fieldset',
+  'figcaption',
+  'figure',
+  'footer',
+  'form',
+  'header',
+  'hgroup',
+  'main',
+  'nav',
+  'ol',
+  'p',
+  'section',
+  'summary',
+  'table',
+  'tbody',
+  'thead',
+  'tfoot',
+  'ul',
+  'caption',
 ]);
-const SKIP = new Set(['script', 'style', 'noscript', 'template', 'svg', 'canvas', 'iframe', 'object', 'head', 'select', 'button']);
+const SKIP = new Set([
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'svg',
+  'canvas',
+  'iframe',
+  'object',
+  'head',
+  'select',
+  'button',
+]);
 /** Page chrome dropped when no article was found and the body is rendered as a whole. */
 const CHROME = 'script, style, noscript, template, nav, header, footer, aside, form, iframe, svg';
 

@@ -99,13 +99,21 @@ export function sandboxStatus(mode: SandboxMode = 'auto', bwrapPath = 'bwrap'): 
       bwrapPath,
       processLimit: processLimitKind(false),
       reason: "sandbox disabled (sandbox: 'none')",
-      warning: "Sandbox disabled (sandbox: 'none'): shell commands and Python run on the host, limited only by the command policy.",
+      warning:
+        "Sandbox disabled (sandbox: 'none'): shell commands and Python run on the host, limited only by the command policy.",
     };
   }
   const probe = probeBwrap(bwrapPath);
   if (probe.available) {
     const processLimit = processLimitKind(true);
-    const status: SandboxStatus = { mode, active: true, requiresApproval: false, bwrapPath, reason: probe.reason, processLimit };
+    const status: SandboxStatus = {
+      mode,
+      active: true,
+      requiresApproval: false,
+      bwrapPath,
+      reason: probe.reason,
+      processLimit,
+    };
     if (processLimit === 'none') {
       status.warning =
         'The sandbox cannot limit the number of processes here (running as root without a writable pids cgroup): ' +
@@ -114,7 +122,10 @@ export function sandboxStatus(mode: SandboxMode = 'auto', bwrapPath = 'bwrap'): 
     return status;
   }
   if (mode === 'bwrap') {
-    throw new HarnessError('tool-unavailable', `sandbox: 'bwrap' was requested but ${probe.reason}. Or pass sandbox: 'auto' or 'none'.`);
+    throw new HarnessError(
+      'tool-unavailable',
+      `sandbox: 'bwrap' was requested but ${probe.reason}. Or pass sandbox: 'auto' or 'none'.`,
+    );
   }
   return {
     mode,
@@ -193,7 +204,11 @@ function ensureStateDir(root: string): void {
  * tagged with a per-call token, in a pids cgroup or under `RLIMIT_NPROC` when available, and as the leader of its
  * own process group.
  */
-export function spawnInWorkspace(command: string, args: readonly string[], options: SpawnInWorkspaceOptions): WorkspaceProcess {
+export function spawnInWorkspace(
+  command: string,
+  args: readonly string[],
+  options: SpawnInWorkspaceOptions,
+): WorkspaceProcess {
   const root = options.workspaceRoot;
   const cwd = options.cwd ?? root;
   const active = options.sandbox.active;
@@ -205,7 +220,17 @@ export function spawnInWorkspace(command: string, args: readonly string[], optio
   };
   const inner = containment.innerCommand([command, ...args]);
   const argv = active
-    ? [options.sandbox.bwrapPath, ...sandboxArgs({ workspaceRoot: root, cwd, allowNetwork: options.allowNetwork, readOnlyPaths: options.readOnlyPaths }), '--', ...inner]
+    ? [
+        options.sandbox.bwrapPath,
+        ...sandboxArgs({
+          workspaceRoot: root,
+          cwd,
+          allowNetwork: options.allowNetwork,
+          readOnlyPaths: options.readOnlyPaths,
+        }),
+        '--',
+        ...inner,
+      ]
     : inner;
   const [program, ...rest] = containment.outerCommand(argv) as [string, ...string[]];
   const child = spawn(program, rest, { cwd, env, detached: true, stdio: options.stdio ?? ['ignore', 'pipe', 'pipe'] });
@@ -265,5 +290,8 @@ export async function snapshotFiles(root: string): Promise<Map<string, string>> 
 
 /** Files that are new or changed between two snapshots, sorted. */
 export function changedFiles(before: Map<string, string>, after: Map<string, string>): string[] {
-  return [...after].filter(([file, sig]) => before.get(file) !== sig).map(([file]) => file).sort();
+  return [...after]
+    .filter(([file, sig]) => before.get(file) !== sig)
+    .map(([file]) => file)
+    .sort();
 }

@@ -7,7 +7,13 @@ import { previewFile } from '../../workspace/preview/preview-file.js';
 import { defineTool } from '../define-tool.js';
 import { HarnessError } from '../../errors.js';
 import type { Tool, ToolContext, ToolOutput } from '../types.js';
-import { findRefusal, guardedAgent, NetworkOptionsSchema, NetworkPolicy, type NetworkOptions } from './network-guard.js';
+import {
+  findRefusal,
+  guardedAgent,
+  NetworkOptionsSchema,
+  NetworkPolicy,
+  type NetworkOptions,
+} from './network-guard.js';
 import { htmlToReadable } from './readable.js';
 import { abortReason, httpError, httpFetch, joinUrl, parseOptions } from './search-providers/http.js';
 
@@ -55,9 +61,16 @@ const VisitOptionsSchema = z.strictObject({
   reader: z.enum(['builtin', 'jina']).default('builtin'),
   jinaApiKey: z.string().min(1).optional(),
   jinaBaseURL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://r.jina.ai'),
-  dispatcher: z.custom<Dispatcher>((value) => typeof value === 'object' && value !== null, 'must be an undici Dispatcher').optional(),
+  dispatcher: z
+    .custom<Dispatcher>((value) => typeof value === 'object' && value !== null, 'must be an undici Dispatcher')
+    .optional(),
   timeoutMs: z.number().int().min(1).max(600_000).default(30_000),
-  maxBytes: z.number().int().min(1_024).max(1_073_741_824).default(10 * 1024 * 1024),
+  maxBytes: z
+    .number()
+    .int()
+    .min(1_024)
+    .max(1_073_741_824)
+    .default(10 * 1024 * 1024),
   maxRedirects: z.number().int().min(0).max(20).default(5),
   userAgent: z.string().min(1).default('Mozilla/5.0 (compatible; horizon-harness)'),
   network: NetworkOptionsSchema.prefault({}),
@@ -105,7 +118,10 @@ function checkUrl(raw: string, label = 'URL'): URL {
     throw new HarnessError('invalid-input', `visit: "${raw}" is not a valid URL; give an absolute http(s) URL.`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new HarnessError('invalid-input', `visit: the ${label} ${url.href} uses ${url.protocol}; only http and https URLs can be visited.`);
+    throw new HarnessError(
+      'invalid-input',
+      `visit: the ${label} ${url.href} uses ${url.protocol}; only http and https URLs can be visited.`,
+    );
   }
   return url;
 }
@@ -171,7 +187,12 @@ function decode(bytes: Buffer, contentType: string, truncated: boolean): string 
 
 function downloadName(url: URL): string {
   const last = decodeURIComponent(url.pathname.split('/').filter(Boolean).pop() ?? '');
-  const base = last.replace(/\.pdf$/i, '').replace(/[^\w.-]+/g, '-').replace(/^[-.]+/, '').slice(0, 80) || url.hostname.replace(/[^\w.-]+/g, '-');
+  const base =
+    last
+      .replace(/\.pdf$/i, '')
+      .replace(/[^\w.-]+/g, '-')
+      .replace(/^[-.]+/, '')
+      .slice(0, 80) || url.hostname.replace(/[^\w.-]+/g, '-');
   return `${base}.pdf`;
 }
 
@@ -194,7 +215,8 @@ async function savePdf(bytes: Buffer, url: URL, ctx: ToolContext): Promise<ToolO
   if (ctx.purpose === 'audit') return previewPdfOutside(bytes, url);
   const name = downloadName(url);
   let target = `downloads/${name}`;
-  for (let n = 2; await ctx.workspace.exists(target); n += 1) target = `downloads/${name.replace(/\.pdf$/, '')}-${n}.pdf`;
+  for (let n = 2; await ctx.workspace.exists(target); n += 1)
+    target = `downloads/${name.replace(/\.pdf$/, '')}-${n}.pdf`;
   await ctx.workspace.writeFile(target, bytes, { tool: 'visit', scope: ctx.scope });
   const preview = await ctx.workspace.preview(target);
   return {
@@ -224,7 +246,10 @@ async function fetchPage(url: URL, opts: ResolvedVisitOptions, ctx: ToolContext)
       if (response.status >= 300 && response.status < 400 && response.headers.has('location')) {
         await response.body?.cancel().catch(() => undefined);
         if (redirects >= opts.maxRedirects) {
-          throw new HarnessError('bad-request', `visit: ${url.href} redirected more than ${opts.maxRedirects} times; stopped.`);
+          throw new HarnessError(
+            'bad-request',
+            `visit: ${url.href} redirected more than ${opts.maxRedirects} times; stopped.`,
+          );
         }
         current = checkUrl(new URL(response.headers.get('location') ?? '', current).href, 'redirect target');
         opts.policy.checkUrl(current);
@@ -251,9 +276,17 @@ async function fetchPage(url: URL, opts: ResolvedVisitOptions, ctx: ToolContext)
   }
 }
 
-async function render(url: URL, contentType: string, body: Body, opts: ResolvedVisitOptions, ctx: ToolContext): Promise<ToolOutput> {
+async function render(
+  url: URL,
+  contentType: string,
+  body: Body,
+  opts: ResolvedVisitOptions,
+  ctx: ToolContext,
+): Promise<ToolOutput> {
   const kind = classify(contentType, body.bytes, url);
-  const note = body.truncated ? `\n\n[The page is larger than ${opts.maxBytes} bytes; only the first ${opts.maxBytes} bytes were read.]` : '';
+  const note = body.truncated
+    ? `\n\n[The page is larger than ${opts.maxBytes} bytes; only the first ${opts.maxBytes} bytes were read.]`
+    : '';
   if (kind === 'pdf') {
     if (body.truncated) {
       return `URL: ${url.href}\nThe PDF is larger than the ${opts.maxBytes}-byte limit; it was not saved.`;
@@ -267,7 +300,9 @@ async function render(url: URL, contentType: string, body: Body, opts: ResolvedV
   const decoded = decode(body.bytes, contentType, body.truncated);
   if (kind === 'text') return `URL: ${url.href}\nContent-Type: ${contentType || 'text/plain'}\n\n${decoded}${note}`;
   const page = htmlToReadable(decoded, url.href);
-  const meta = [page.byline ? `Byline: ${page.byline}` : '', page.siteName ? `Site: ${page.siteName}` : ''].filter(Boolean);
+  const meta = [page.byline ? `Byline: ${page.byline}` : '', page.siteName ? `Site: ${page.siteName}` : ''].filter(
+    Boolean,
+  );
   const text = page.text || '(The page has no readable text; it may need JavaScript to render.)';
   return [`URL: ${url.href}`, `Title: ${page.title}`, ...meta, '', `${text}${note}`].join('\n');
 }
@@ -285,7 +320,9 @@ async function fetchJina(url: URL, opts: ResolvedVisitOptions, ctx: ToolContext)
   try {
     if (!response.ok) throw await httpError(`visit (jina reader) ${url.href}`, response);
     const body = await readCapped(response.body, opts.maxBytes);
-    const note = body.truncated ? `\n\n[The page is larger than ${opts.maxBytes} bytes; only the first ${opts.maxBytes} bytes were read.]` : '';
+    const note = body.truncated
+      ? `\n\n[The page is larger than ${opts.maxBytes} bytes; only the first ${opts.maxBytes} bytes were read.]`
+      : '';
     return `URL: ${url.href}\n\n${body.bytes.toString('utf8')}${note}`;
   } catch (error) {
     throw abortReason(signal, 'visit (jina reader)') ?? error;

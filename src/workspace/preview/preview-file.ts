@@ -50,7 +50,9 @@ function reason(error: unknown): string {
 async function previewDirectory(absPath: string, name: string): Promise<string> {
   const entries = await readdir(absPath, { withFileTypes: true });
   entries.sort((a, b) => a.name.localeCompare(b.name));
-  const shown = entries.slice(0, MAX_DIRECTORY_ENTRIES).map((entry) => (entry.isDirectory() ? `${entry.name}/` : entry.name));
+  const shown = entries
+    .slice(0, MAX_DIRECTORY_ENTRIES)
+    .map((entry) => (entry.isDirectory() ? `${entry.name}/` : entry.name));
   const more = entries.length > shown.length ? `\n… and ${entries.length - shown.length} more` : '';
   return `${name} (directory, ${entries.length} entries)\n${shown.join('\n')}${more}`;
 }
@@ -148,6 +150,9 @@ export async function previewFile(absPath: string, options: PreviewOptions = {})
     const hint = kind === 'text' ? '; read_file with startLine/endLine shows other lines' : '';
     return fitChars(body === '' ? header : `${header}\n${body}`, maxChars, hint);
   } catch (error) {
-    return fitChars(`${name}: ${KIND_LABELS[kind]}, ${formatBytes(size)}, could not be parsed (${reason(error)}).`, maxChars);
+    return fitChars(
+      `${name}: ${KIND_LABELS[kind]}, ${formatBytes(size)}, could not be parsed (${reason(error)}).`,
+      maxChars,
+    );
   }
 }

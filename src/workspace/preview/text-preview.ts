@@ -37,7 +37,8 @@ export function previewDelimited(text: string, complete: boolean, delimiter?: st
   const [header, ...firstRows] = rows;
   if (!header) return { details: 'empty', body: '' };
   const dataRows = complete ? countRecords(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text) - 1 : undefined;
-  const rowFacts = dataRows === undefined ? 'row count unknown (file too large to scan)' : `${formatCount(dataRows)} data rows`;
+  const rowFacts =
+    dataRows === undefined ? 'row count unknown (file too large to scan)' : `${formatCount(dataRows)} data rows`;
   const shownNote =
     dataRows === undefined || dataRows > firstRows.length ? `\n(first ${firstRows.length} data rows shown)` : '';
   return {

@@ -11,14 +11,18 @@ export type SharedOptions = Partial<Omit<OpenAICompatibleOptions & AnthropicOpti
 export interface AdapterCase {
   name: string;
   wire: WireFormat;
-  make(baseURL: string, options?: SharedOptions): LlmBackend & { stream(request: GenerateRequest): AsyncIterable<StreamPart> };
+  make(
+    baseURL: string,
+    options?: SharedOptions,
+  ): LlmBackend & { stream(request: GenerateRequest): AsyncIterable<StreamPart> };
 }
 
 export const ADAPTERS: AdapterCase[] = [
   {
     name: 'openAICompatible',
     wire: openAIWire,
-    make: (baseURL, options = {}) => openAICompatible({ baseURL: `${baseURL}/v1`, apiKey: 'sk-test', model: 'gpt-test', ...options }),
+    make: (baseURL, options = {}) =>
+      openAICompatible({ baseURL: `${baseURL}/v1`, apiKey: 'sk-test', model: 'gpt-test', ...options }),
   },
   {
     name: 'anthropic',
@@ -39,7 +43,10 @@ export async function closedPort(): Promise<number> {
 /** A request that records every retry notice it receives. */
 export function recordingRequest(): { request: GenerateRequest; notices: RetryNotice[] } {
   const notices: RetryNotice[] = [];
-  return { notices, request: { messages: [{ role: 'user', content: 'Hi' }], onRetry: (notice) => notices.push(notice) } };
+  return {
+    notices,
+    request: { messages: [{ role: 'user', content: 'Hi' }], onRetry: (notice) => notices.push(notice) },
+  };
 }
 
 export async function collect(parts: AsyncIterable<StreamPart>): Promise<StreamPart[]> {

@@ -7,7 +7,12 @@ import type { ScriptedResponse } from './loopback-server.js';
 /** One VCR interaction of a pydantic-ai cassette. */
 export interface CassetteInteraction {
   request: { parsed_body?: Record<string, unknown>; uri: string };
-  response: { status: { code: number }; body?: { string: string }; parsed_body?: unknown; headers?: Record<string, string[]> };
+  response: {
+    status: { code: number };
+    body?: { string: string };
+    parsed_body?: unknown;
+    headers?: Record<string, string[]>;
+  };
 }
 
 /** The payload lines of a `*.chunks.txt` fixture. */
@@ -30,9 +35,17 @@ export function readCassette(...parts: string[]): CassetteInteraction[] {
 export function cassetteResponse(interaction: CassetteInteraction): ScriptedResponse {
   const { response } = interaction;
   if (response.body?.string !== undefined) {
-    return { status: response.status.code, headers: { 'content-type': 'text/event-stream' }, body: response.body.string };
+    return {
+      status: response.status.code,
+      headers: { 'content-type': 'text/event-stream' },
+      body: response.body.string,
+    };
   }
-  return { status: response.status.code, headers: { 'content-type': 'application/json' }, body: JSON.stringify(response.parsed_body) };
+  return {
+    status: response.status.code,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(response.parsed_body),
+  };
 }
 
 /** The raw SSE bodies of a Jest snapshot, by snapshot name. */

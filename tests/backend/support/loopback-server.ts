@@ -43,7 +43,11 @@ export async function startLoopbackServer(): Promise<LoopbackServer> {
     req.setEncoding('utf8');
     req.on('data', (chunk: string) => (raw += chunk));
     req.on('end', () => {
-      requests.push({ path: req.url ?? '', headers: req.headers, body: raw ? (JSON.parse(raw) as Record<string, unknown>) : {} });
+      requests.push({
+        path: req.url ?? '',
+        headers: req.headers,
+        body: raw ? (JSON.parse(raw) as Record<string, unknown>) : {},
+      });
       const next = queue.shift();
       if (!next) {
         res.writeHead(500, { 'content-type': 'application/json' });

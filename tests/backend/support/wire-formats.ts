@@ -35,7 +35,11 @@ const json = (status: number, body: unknown, headers: Record<string, string> = {
 export const openAIWire: WireFormat = {
   outputLimitField: 'max_tokens',
   reply(spec, stream) {
-    const usage = { prompt_tokens: spec.usage.input, completion_tokens: spec.usage.output, total_tokens: spec.usage.input + spec.usage.output };
+    const usage = {
+      prompt_tokens: spec.usage.input,
+      completion_tokens: spec.usage.output,
+      total_tokens: spec.usage.input + spec.usage.output,
+    };
     if (!stream) {
       return json(200, {
         id: 'chatcmpl-1',
@@ -47,7 +51,13 @@ export const openAIWire: WireFormat = {
               role: 'assistant',
               content: spec.text ? spec.text.join('') : null,
               ...(spec.toolCalls
-                ? { tool_calls: spec.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.args.join('') } })) }
+                ? {
+                    tool_calls: spec.toolCalls.map((c) => ({
+                      id: c.id,
+                      type: 'function',
+                      function: { name: c.name, arguments: c.args.join('') },
+                    })),
+                  }
                 : {}),
             },
             finish_reason: FINISH_OPENAI[spec.finish],
@@ -57,11 +67,18 @@ export const openAIWire: WireFormat = {
       });
     }
     const chunk = (delta: unknown, finish: string | null = null) =>
-      JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta, finish_reason: finish }], usage: null });
+      JSON.stringify({
+        id: 'c',
+        object: 'chat.completion.chunk',
+        choices: [{ index: 0, delta, finish_reason: finish }],
+        usage: null,
+      });
     const payloads = [chunk({ role: 'assistant', content: '' })];
     for (const t of spec.text ?? []) payloads.push(chunk({ content: t }));
     (spec.toolCalls ?? []).forEach((call, index) => {
-      payloads.push(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }));
+      payloads.push(
+        chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }),
+      );
       for (const a of call.args) payloads.push(chunk({ tool_calls: [{ index, function: { arguments: a } }] }));
     });
     payloads.push(chunk({}, FINISH_OPENAI[spec.finish]));
@@ -77,20 +94,33 @@ export const openAIWire: WireFormat = {
   }),
   partialStream: () => ({
     headers: SSE_HEADERS,
-    body: sseBody([JSON.stringify({ choices: [{ index: 0, delta: { role: 'assistant', content: 'partial ' }, finish_reason: null }] })]),
+    body: sseBody([
+      JSON.stringify({
+        choices: [{ index: 0, delta: { role: 'assistant', content: 'partial ' }, finish_reason: null }],
+      }),
+    ]),
   }),
   errorInBody: () => json(200, { error: { message: 'Model failed to produce output', type: 'invalid_request_error' } }),
   contextLengthError: () =>
     json(400, {
       error: {
-        message: "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.",
+        message:
+          "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.",
         type: 'invalid_request_error',
         param: 'messages',
         code: 'context_length_exceeded',
       },
     }),
-  authError: () => json(401, { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } }),
-  rateLimited: (retryAfter) => json(429, { error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' } }, { 'retry-after': retryAfter }),
+  authError: () =>
+    json(401, {
+      error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' },
+    }),
+  rateLimited: (retryAfter) =>
+    json(
+      429,
+      { error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' } },
+      { 'retry-after': retryAfter },
+    ),
 };
 
 export const anthropicWire: WireFormat = {
@@ -104,38 +134,71 @@ export const anthropicWire: WireFormat = {
         role: 'assistant',
         content: [
           ...(spec.text ? [{ type: 'text', text: spec.text.join('') }] : []),
-          ...(spec.toolCalls ?? []).map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: JSON.parse(c.args.join('')) as unknown })),
+          ...(spec.toolCalls ?? []).map((c) => ({
+            type: 'tool_use',
+            id: c.id,
+            name: c.name,
+            input: JSON.parse(c.args.join('')) as unknown,
+          })),
         ],
         stop_reason: reason,
         usage: { input_tokens: spec.usage.input, output_tokens: spec.usage.output },
       });
     }
     const events: unknown[] = [
-      { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', content: [], usage: { input_tokens: spec.usage.input, output_tokens: 1 } } },
+      {
+        type: 'message_start',
+        message: {
+          id: 'msg_1',
+          type: 'message',
+          role: 'assistant',
+          content: [],
+          usage: { input_tokens: spec.usage.input, output_tokens: 1 },
+        },
+      },
     ];
     let index = 0;
     if (spec.text) {
       events.push({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
-      for (const t of spec.text) events.push({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: t } });
+      for (const t of spec.text)
+        events.push({ type: 'content_block_delta', index, delta: { type: 'text_delta', text: t } });
       events.push({ type: 'content_block_stop', index });
       index += 1;
     }
     for (const call of spec.toolCalls ?? []) {
-      events.push({ type: 'content_block_start', index, content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} } });
-      for (const a of call.args) events.push({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: a } });
+      events.push({
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} },
+      });
+      for (const a of call.args)
+        events.push({ type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: a } });
       events.push({ type: 'content_block_stop', index });
       index += 1;
     }
-    events.push({ type: 'message_delta', delta: { stop_reason: reason, stop_sequence: null }, usage: { output_tokens: spec.usage.output } });
+    events.push({
+      type: 'message_delta',
+      delta: { stop_reason: reason, stop_sequence: null },
+      usage: { output_tokens: spec.usage.output },
+    });
     events.push({ type: 'message_stop' });
-    return { headers: SSE_HEADERS, body: sseBody(events.map((e) => JSON.stringify(e)), { eventLines: true }) };
+    return {
+      headers: SSE_HEADERS,
+      body: sseBody(
+        events.map((e) => JSON.stringify(e)),
+        { eventLines: true },
+      ),
+    };
   },
   errorInStream: () => ({
     headers: SSE_HEADERS,
     body:
       sseBody(
         [
-          JSON.stringify({ type: 'message_start', message: { id: 'm', content: [], usage: { input_tokens: 3, output_tokens: 1 } } }),
+          JSON.stringify({
+            type: 'message_start',
+            message: { id: 'm', content: [], usage: { input_tokens: 3, output_tokens: 1 } },
+          }),
           JSON.stringify({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
           JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'partial ' } }),
         ],
@@ -146,17 +209,31 @@ export const anthropicWire: WireFormat = {
     headers: SSE_HEADERS,
     body: sseBody(
       [
-        JSON.stringify({ type: 'message_start', message: { id: 'm', content: [], usage: { input_tokens: 3, output_tokens: 1 } } }),
+        JSON.stringify({
+          type: 'message_start',
+          message: { id: 'm', content: [], usage: { input_tokens: 3, output_tokens: 1 } },
+        }),
         JSON.stringify({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
         JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'partial ' } }),
       ],
       { eventLines: true },
     ),
   }),
-  errorInBody: () => json(200, { type: 'error', error: { type: 'invalid_request_error', message: 'Model failed to produce output' } }),
+  errorInBody: () =>
+    json(200, { type: 'error', error: { type: 'invalid_request_error', message: 'Model failed to produce output' } }),
   contextLengthError: () =>
-    json(400, { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' } }),
+    json(400, {
+      type: 'error',
+      error: { type: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' },
+    }),
   authError: () => json(401, { type: 'error', error: { type: 'authentication_error', message: 'invalid x-api-key' } }),
   rateLimited: (retryAfter) =>
-    json(429, { type: 'error', error: { type: 'rate_limit_error', message: 'Number of requests has exceeded your rate limit' } }, { 'retry-after': retryAfter }),
+    json(
+      429,
+      {
+        type: 'error',
+        error: { type: 'rate_limit_error', message: 'Number of requests has exceeded your rate limit' },
+      },
+      { 'retry-after': retryAfter },
+    ),
 };

@@ -69,11 +69,18 @@ export function helloAgent(answer = 'Wrote hello.md'): (body: Json) => ReplySpec
     if (Array.isArray(body.tools) && body.tools.length > 0) {
       return messages.at(-1)?.role === 'tool'
         ? call('call_submit', 'submit_answer', { answer, files: ['hello.md'] })
-        : { ...call('call_write', 'write_to_file', { path: 'hello.md', content: '# Hello\n' }), text: ['Writing ', 'hello.md.'] };
+        : {
+            ...call('call_write', 'write_to_file', { path: 'hello.md', content: '# Hello\n' }),
+            text: ['Writing ', 'hello.md.'],
+          };
     }
     const system = String(messages[0]?.content ?? '');
     const json = system.includes('"subtasks"')
-      ? { subtasks: [{ title: 'Write hello.md', objective: 'Write hello.md with a greeting.', expectedOutput: 'hello.md' }] }
+      ? {
+          subtasks: [
+            { title: 'Write hello.md', objective: 'Write hello.md with a greeting.', expectedOutput: 'hello.md' },
+          ],
+        }
       : { passed: true, defects: [] };
     return { text: [JSON.stringify(json)], finish: 'stop', usage };
   };

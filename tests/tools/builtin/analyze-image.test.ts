@@ -28,7 +28,9 @@ describe('analyze_image', () => {
 
   it('rejects a bad maxBytes at creation, naming the option', () => {
     expect(() => analyzeImageTool({ maxBytes: -5 })).toThrowError(/analyzeImageTool: option "maxBytes"/);
-    expect(() => analyzeImageTool({ maxBytes: 1.5 })).toThrowError(expect.objectContaining({ code: 'invalid-options' }));
+    expect(() => analyzeImageTool({ maxBytes: 1.5 })).toThrowError(
+      expect.objectContaining({ code: 'invalid-options' }),
+    );
   });
 
   it('sends the question and the image to the vision backend with purpose vision', async () => {
@@ -81,7 +83,11 @@ describe('analyze_image', () => {
 
   it('refuses images outside the workspace', async () => {
     const vision = new ScriptedBackend([]);
-    const result = await invoke(analyzeImageTool(), { path: '../x.png' }, toolContext(workspace, { backends: { vision } }));
+    const result = await invoke(
+      analyzeImageTool(),
+      { path: '../x.png' },
+      toolContext(workspace, { backends: { vision } }),
+    );
     expect(result.isError).toBe(true);
     expect(result.text).toContain('".." segments are not allowed');
   });
@@ -89,7 +95,11 @@ describe('analyze_image', () => {
   it('reports an empty model answer as an error', async () => {
     await workspace.writeFile('a.png', makePng(2, 2), { tool: 'test' });
     const vision = new ScriptedBackend({ vision: [reply('  ')] });
-    const result = await invoke(analyzeImageTool(), { path: 'a.png' }, toolContext(workspace, { backends: { vision } }));
+    const result = await invoke(
+      analyzeImageTool(),
+      { path: 'a.png' },
+      toolContext(workspace, { backends: { vision } }),
+    );
     expect(result.isError).toBe(true);
     expect(result.text).toContain('returned no text');
   });

@@ -45,7 +45,9 @@ describe('builtinTools', () => {
   it('offers google_scholar only with a provider that supports scholar queries, or an explicit one', () => {
     expect(names(builtinTools({ search: { provider: webOnly } }))).not.toContain('google_scholar');
     expect(names(builtinTools({ scholar: { provider: webAndScholar } }))).toContain('google_scholar');
-    expect(names(builtinTools({ search: { provider: webAndScholar }, scholar: false }))).not.toContain('google_scholar');
+    expect(names(builtinTools({ search: { provider: webAndScholar }, scholar: false }))).not.toContain(
+      'google_scholar',
+    );
   });
 
   it('leaves out every tool set to false', () => {
@@ -80,7 +82,14 @@ describe('builtinTools', () => {
 describe('readOnlyTools', () => {
   it('keeps only the tools that cannot change the workspace or the world', () => {
     const all = builtinTools({ search: { provider: webAndScholar }, imageBackend: images });
-    expect(names(readOnlyTools(all))).toEqual(['search', 'visit', 'google_scholar', 'openalex', 'read_file', 'analyze_image']);
+    expect(names(readOnlyTools(all))).toEqual([
+      'search',
+      'visit',
+      'google_scholar',
+      'openalex',
+      'read_file',
+      'analyze_image',
+    ]);
     expect(readOnlyTools([])).toEqual([]);
   });
 });

@@ -48,7 +48,11 @@ describe.each(modes)('the child environment is an allow-list (sandbox: %s)', (sa
 
   it('passes the names the host lists in passEnv', async () => {
     test = await createTestContext();
-    const shell = executeCommandTool({ sandbox, policy: { rules: [], defaultDecision: 'allow' }, passEnv: ['REDIS_URL'] });
+    const shell = executeCommandTool({
+      sandbox,
+      policy: { rules: [], defaultDecision: 'allow' },
+      passEnv: ['REDIS_URL'],
+    });
     const text = textOf(await shell.execute({ command: 'env' }, test.ctx));
     expect(leaks(text)).toEqual(['canary-redis-url']);
   });

@@ -12,7 +12,7 @@ describe('splitShellWords', () => {
   it.each([
     ['ls -la', ['ls', '-la']],
     ['  git   commit  -m "fix: a bug"  ', ['git', 'commit', '-m', 'fix: a bug']],
-    ["echo 'single $HOME' \"double \\\"q\\\"\"", ['echo', 'single $HOME', 'double "q"']],
+    ['echo \'single $HOME\' "double \\"q\\""', ['echo', 'single $HOME', 'double "q"']],
     ['printf a\\ b', ['printf', 'a b']],
     ['grep "" file', ['grep', '', 'file']],
     ['echo it"s"\'s\'', ['echo', 'itss']],
@@ -32,7 +32,14 @@ describe('splitShellWords', () => {
 describe('parseShell', () => {
   it('splits pipelines and lists into commands with their operators', () => {
     const parsed = parseShell('cat a.txt | grep x && echo ok || echo fail; ls &\nwc');
-    expect(parsed.commands.map((c) => c.argv)).toEqual([['cat', 'a.txt'], ['grep', 'x'], ['echo', 'ok'], ['echo', 'fail'], ['ls'], ['wc']]);
+    expect(parsed.commands.map((c) => c.argv)).toEqual([
+      ['cat', 'a.txt'],
+      ['grep', 'x'],
+      ['echo', 'ok'],
+      ['echo', 'fail'],
+      ['ls'],
+      ['wc'],
+    ]);
     expect(parsed.operators).toEqual(['|', '&&', '||', ';', '&', ';']);
   });
 
@@ -123,7 +130,11 @@ describe('CommandPolicy', () => {
     ];
     for (const order of [rules, [...rules].reverse()]) {
       const ordered = new CommandPolicy({ rules: order });
-      expect(['git log', 'git push -f', 'git commit -m x'].map((c) => ordered.evaluate(c).decision)).toEqual(['allow', 'deny', 'ask']);
+      expect(['git log', 'git push -f', 'git commit -m x'].map((c) => ordered.evaluate(c).decision)).toEqual([
+        'allow',
+        'deny',
+        'ask',
+      ]);
     }
   });
 
@@ -168,9 +179,13 @@ describe('CommandPolicy', () => {
   });
 
   it('rejects malformed rules naming the option', () => {
-    expect(() => new CommandPolicy({ rules: [{ match: 'ls | wc', decision: 'allow' }] })).toThrowError(/option "rules.0.match"/);
+    expect(() => new CommandPolicy({ rules: [{ match: 'ls | wc', decision: 'allow' }] })).toThrowError(
+      /option "rules.0.match"/,
+    );
     expect(() => new CommandPolicy({ rules: [{ match: [], decision: 'allow' }] })).toThrowError(/rules.0.match/);
-    expect(() => new CommandPolicy({ rules: [{ match: 'ls', decision: 'maybe' as never }] })).toThrowError(/rules.0.decision/);
+    expect(() => new CommandPolicy({ rules: [{ match: 'ls', decision: 'maybe' as never }] })).toThrowError(
+      /rules.0.decision/,
+    );
   });
 });
 
@@ -191,12 +206,17 @@ describe('CommandPolicy: path arguments of allowed commands', () => {
     expect(evaluation.reason).toMatch(/may name a path outside the workspace/);
   });
 
-  it.each(['cat notes.md', 'grep -rn TODO src', 'head -n 5 data/x.csv', 'ls -la', 'wc -l *.txt', 'echo /etc/passwd', 'cat /dev/null'])(
-    '%s is still allowed',
-    (command) => {
-      expect(policy.evaluate(command).decision).toBe('allow');
-    },
-  );
+  it.each([
+    'cat notes.md',
+    'grep -rn TODO src',
+    'head -n 5 data/x.csv',
+    'ls -la',
+    'wc -l *.txt',
+    'echo /etc/passwd',
+    'cat /dev/null',
+  ])('%s is still allowed', (command) => {
+    expect(policy.evaluate(command).decision).toBe('allow');
+  });
 
   it("a rule with paths: 'any' does not check its arguments", () => {
     const custom = new CommandPolicy({ rules: [{ match: 'cat', decision: 'allow', paths: 'any' }] });
@@ -217,7 +237,10 @@ describe('requireApproval', () => {
   };
 
   it('refuses without a callback, saying how to fix it', async () => {
-    await expect(requireApproval(request, undefined)).rejects.toMatchObject({ code: 'policy-denied', message: expect.stringMatching(/no approve callback/) });
+    await expect(requireApproval(request, undefined)).rejects.toMatchObject({
+      code: 'policy-denied',
+      message: expect.stringMatching(/no approve callback/),
+    });
   });
 
   it('passes only on exactly true', async () => {
@@ -225,7 +248,9 @@ describe('requireApproval', () => {
     await expect(requireApproval(request, (r) => (seen.push(r), true))).resolves.toBeUndefined();
     expect(seen).toEqual([request]);
     await expect(requireApproval(request, () => false)).rejects.toMatchObject({ code: 'policy-denied' });
-    await expect(requireApproval(request, () => 'yes' as unknown as boolean)).rejects.toMatchObject({ code: 'policy-denied' });
+    await expect(requireApproval(request, () => 'yes' as unknown as boolean)).rejects.toMatchObject({
+      code: 'policy-denied',
+    });
     await expect(
       requireApproval(request, () => {
         throw new Error('ui closed');

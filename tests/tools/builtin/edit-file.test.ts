@@ -62,14 +62,22 @@ describe('edit_file', () => {
 
   it('says so when not even the first line occurs', async () => {
     await workspace.writeFile('a.txt', 'alpha\n', { tool: 't' });
-    const result = await invoke(editFileTool(), { path: 'a.txt', search: 'omega', replace: 'x' }, toolContext(workspace));
+    const result = await invoke(
+      editFileTool(),
+      { path: 'a.txt', search: 'omega', replace: 'x' },
+      toolContext(workspace),
+    );
     expect(result.text).toContain('Not even its first line occurs');
   });
 
   it('writes nothing on several matches and lists their lines with context', async () => {
     const original = 'total = 1\nother\ntotal = 1\nmore\ntotal = 1\n';
     await workspace.writeFile('v.txt', original, { tool: 't' });
-    const result = await invoke(editFileTool(), { path: 'v.txt', search: 'total = 1', replace: 'total = 2' }, toolContext(workspace));
+    const result = await invoke(
+      editFileTool(),
+      { path: 'v.txt', search: 'total = 1', replace: 'total = 2' },
+      toolContext(workspace),
+    );
     expect(result.isError).toBe(true);
     expect(result.text).toContain('found 3 times in "v.txt" (lines 1, 3, 5); nothing was written');
     expect(result.text).toContain('set replaceAll to true');
@@ -101,11 +109,23 @@ describe('edit_file', () => {
 
   it('refuses binary files, missing files and paths outside', async () => {
     await workspace.writeFile('book.xlsx', makeWorkbook({ S: [['a']] }), { tool: 't' });
-    const binary = await invoke(editFileTool(), { path: 'book.xlsx', search: 'a', replace: 'b' }, toolContext(workspace));
+    const binary = await invoke(
+      editFileTool(),
+      { path: 'book.xlsx', search: 'a', replace: 'b' },
+      toolContext(workspace),
+    );
     expect(binary.text).toContain('not a text file');
-    const missing = await invoke(editFileTool(), { path: 'none.txt', search: 'a', replace: 'b' }, toolContext(workspace));
+    const missing = await invoke(
+      editFileTool(),
+      { path: 'none.txt', search: 'a', replace: 'b' },
+      toolContext(workspace),
+    );
     expect(missing.text).toContain('"none.txt" does not exist in the workspace');
-    const outside = await invoke(editFileTool(), { path: '../x.txt', search: 'a', replace: 'b' }, toolContext(workspace));
+    const outside = await invoke(
+      editFileTool(),
+      { path: '../x.txt', search: 'a', replace: 'b' },
+      toolContext(workspace),
+    );
     expect(outside.isError).toBe(true);
     expect(outside.text).toContain('Refused path "../x.txt"');
   });

@@ -16,7 +16,11 @@ afterEach(async () => {
 
 const ALLOW_ALL = { rules: [], defaultDecision: 'allow' } as const;
 
-async function run(command: string, options: ExecuteCommandToolOptions = {}, extra: { cwd?: string } = {}): Promise<{ text: string; files: string[] }> {
+async function run(
+  command: string,
+  options: ExecuteCommandToolOptions = {},
+  extra: { cwd?: string } = {},
+): Promise<{ text: string; files: string[] }> {
   test ??= await createTestContext();
   const tool = executeCommandTool({ sandbox: 'none', ...options });
   const output: ToolOutput = await tool.execute(tool.input.parse({ command, ...extra }), test.ctx);
@@ -46,7 +50,9 @@ describe('executeCommandTool under the policy', () => {
   });
 
   it('refuses a denied command without running it', async () => {
-    const error = await refusal(run('touch made.txt', { policy: { rules: [{ match: 'touch', decision: 'deny', reason: 'no touching' }] } }));
+    const error = await refusal(
+      run('touch made.txt', { policy: { rules: [{ match: 'touch', decision: 'deny', reason: 'no touching' }] } }),
+    );
     expect(error.code).toBe('policy-denied');
     expect(error.message).toContain('no touching');
     expect(existsSync(path.join(test?.workspace.root ?? '', 'made.txt'))).toBe(false);
@@ -84,7 +90,11 @@ describe('executeCommandTool under the policy', () => {
 
   it('needs approval for every command when the sandbox is missing in auto mode', async () => {
     const requests: ApprovalRequest[] = [];
-    const tool = executeCommandTool({ sandbox: 'auto', bwrapPath: '/nonexistent/bwrap', approve: (r) => (requests.push(r), true) });
+    const tool = executeCommandTool({
+      sandbox: 'auto',
+      bwrapPath: '/nonexistent/bwrap',
+      approve: (r) => (requests.push(r), true),
+    });
     expect(tool.sandbox).toMatchObject({ active: false, requiresApproval: true });
     expect(tool.sandbox.warning).toMatch(/No sandbox: bubblewrap .* is not installed/);
     test = await createTestContext();
@@ -94,7 +104,11 @@ describe('executeCommandTool under the policy', () => {
 
   it('without a sandbox still refuses denied commands, even with an approve callback', async () => {
     const requests: ApprovalRequest[] = [];
-    const tool = executeCommandTool({ sandbox: 'auto', bwrapPath: '/nonexistent/bwrap', approve: (r) => (requests.push(r), true) });
+    const tool = executeCommandTool({
+      sandbox: 'auto',
+      bwrapPath: '/nonexistent/bwrap',
+      approve: (r) => (requests.push(r), true),
+    });
     test = await createTestContext();
     await expect(tool.execute({ command: 'sudo touch x' }, test.ctx)).rejects.toMatchObject({ code: 'policy-denied' });
     expect(requests).toEqual([]);
@@ -127,7 +141,8 @@ describe('executeCommandTool processes', () => {
     const tool = executeCommandTool({ sandbox: 'none', policy: ALLOW_ALL });
     const pending = tool.execute({ command: 'echo $$ > shell.pid; sleep 30' }, test.ctx);
     const pidFile = path.join(test.workspace.root, 'shell.pid');
-    while (!existsSync(pidFile) || readFileSync(pidFile, 'utf8').trim() === '') await new Promise((r) => setTimeout(r, 20));
+    while (!existsSync(pidFile) || readFileSync(pidFile, 'utf8').trim() === '')
+      await new Promise((r) => setTimeout(r, 20));
     test.abort.abort();
     const output = await pending;
     expect(typeof output === 'string' ? output : output.text).toContain('Aborted');
@@ -141,7 +156,9 @@ describe('executeCommandTool processes', () => {
   });
 
   it('records the files a command creates or changes as artifacts', async () => {
-    const { text, files } = await run('mkdir -p out && echo data > out/report.txt && echo more > notes.md', { policy: ALLOW_ALL });
+    const { text, files } = await run('mkdir -p out && echo data > out/report.txt && echo more > notes.md', {
+      policy: ALLOW_ALL,
+    });
     expect(files).toEqual(['notes.md', 'out/report.txt']);
     expect(text).toContain('Files created or changed: notes.md, out/report.txt');
     expect(test?.workspace.artifacts().map((a) => [a.path, a.tool, a.scope])).toEqual(
@@ -168,7 +185,10 @@ describe('executeCommandTool processes', () => {
     try {
       const { text } = await run('echo "[$HH_TEST_API_KEY][$HH_TEST_PLAIN]"', { policy: ALLOW_ALL });
       expect(text).toContain('[][]');
-      const passed = await run('echo "[$HH_TEST_API_KEY][$HH_TEST_PLAIN]"', { policy: ALLOW_ALL, passEnv: ['HH_TEST_PLAIN'] });
+      const passed = await run('echo "[$HH_TEST_API_KEY][$HH_TEST_PLAIN]"', {
+        policy: ALLOW_ALL,
+        passEnv: ['HH_TEST_PLAIN'],
+      });
       expect(passed.text).toContain('[][visible]');
     } finally {
       delete process.env.HH_TEST_API_KEY;
@@ -180,7 +200,11 @@ describe('executeCommandTool processes', () => {
 describe('executeCommandTool: allowed commands reaching outside the workspace', () => {
   it.each(['cat /etc/passwd', 'head ../../x', 'grep -r foo /'])('%s goes to approval', async (command) => {
     const requests: ApprovalRequest[] = [];
-    await expect(run(command, { approve: (r) => (requests.push(r), false) })).rejects.toMatchObject({ code: 'policy-denied' });
-    expect(requests).toEqual([expect.objectContaining({ command, reason: expect.stringMatching(/may name a path outside the workspace/) })]);
+    await expect(run(command, { approve: (r) => (requests.push(r), false) })).rejects.toMatchObject({
+      code: 'policy-denied',
+    });
+    expect(requests).toEqual([
+      expect.objectContaining({ command, reason: expect.stringMatching(/may name a path outside the workspace/) }),
+    ]);
   });
 });

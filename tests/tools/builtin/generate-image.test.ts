@@ -62,7 +62,8 @@ const png = makePng(16, 8);
 
 describe('openAIImages', () => {
   it('posts to /images/generations with the key, model, size and b64_json, and decodes the image', async () => {
-    respond = (res) => json(res, 200, { created: 1, data: [{ b64_json: png.toString('base64'), revised_prompt: 'a red box' }] });
+    respond = (res) =>
+      json(res, 200, { created: 1, data: [{ b64_json: png.toString('base64'), revised_prompt: 'a red box' }] });
     const backend = openAIImages({ baseURL, apiKey: 'sk-test', model: 'dall-e-3', extraBody: { quality: 'hd' } });
     const image = await backend.generate({ prompt: 'a box', size: '1024x1024' });
     expect(seen).toHaveLength(1);
@@ -152,7 +153,9 @@ describe('generate_image', () => {
     expect(result.text).toBe(`Saved the generated image to figures/cover.png (image/png, 16×8 px, ${png.length} B).`);
     expect(result.files).toEqual(['figures/cover.png']);
     expect((await readFile(path.join(workspace.root, 'figures/cover.png'))).equals(png)).toBe(true);
-    expect(workspace.artifacts()).toMatchObject([{ path: 'figures/cover.png', tool: 'generate_image', scope: 'synthesis' }]);
+    expect(workspace.artifacts()).toMatchObject([
+      { path: 'figures/cover.png', tool: 'generate_image', scope: 'synthesis' },
+    ]);
     expect(seen[0]!.body.size).toBe('1024x1024');
   });
 
@@ -168,7 +171,11 @@ describe('generate_image', () => {
   });
 
   it('refuses a path outside the workspace and writes nothing', async () => {
-    const result = await invoke(generateImageTool({ backend: fake() }), { prompt: 'x', path: '../x.png' }, toolContext(workspace));
+    const result = await invoke(
+      generateImageTool({ backend: fake() }),
+      { prompt: 'x', path: '../x.png' },
+      toolContext(workspace),
+    );
     expect(result.isError).toBe(true);
     expect(result.text).toContain('".." segments are not allowed');
     expect(workspace.artifacts()).toEqual([]);
@@ -184,21 +191,31 @@ describe('generate_image', () => {
   });
 
   it('saves nothing when a backend returns bytes that are not an image', async () => {
-    const result = await invoke(generateImageTool({ backend: fake(Buffer.from('oops')) }), { prompt: 'x' }, toolContext(workspace));
+    const result = await invoke(
+      generateImageTool({ backend: fake(Buffer.from('oops')) }),
+      { prompt: 'x' },
+      toolContext(workspace),
+    );
     expect(result.isError).toBe(true);
     expect(result.text).toContain('no known image format; nothing was saved');
     expect(workspace.artifacts()).toEqual([]);
   });
 
   it('rejects a missing backend or an empty directory at creation, naming the option', () => {
-    expect(() => generateImageTool({} as never)).toThrowError(/generateImageTool: option "backend" must be an ImageBackend/);
+    expect(() => generateImageTool({} as never)).toThrowError(
+      /generateImageTool: option "backend" must be an ImageBackend/,
+    );
     expect(() => generateImageTool({ backend: fake(), directory: ' ' })).toThrowError(
       expect.objectContaining({ code: 'invalid-options', message: expect.stringContaining('"directory"') }),
     );
   });
 
   it('validates the size argument', async () => {
-    const result = await invoke(generateImageTool({ backend: fake() }), { prompt: 'x', size: 'huge' }, toolContext(workspace));
+    const result = await invoke(
+      generateImageTool({ backend: fake() }),
+      { prompt: 'x', size: 'huge' },
+      toolContext(workspace),
+    );
     expect(result.isError).toBe(true);
     expect(result.text).toContain('1024x1024');
   });

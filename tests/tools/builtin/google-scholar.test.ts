@@ -43,7 +43,9 @@ describe('googleScholarTool', () => {
   });
 
   it('works with SearXNG science results', async () => {
-    server = await startServer((_req, res) => sendJson(res, { results: [{ url: 'https://doi.org/10.1/x', title: 'Paper', content: 'Abstract.' }] }));
+    server = await startServer((_req, res) =>
+      sendJson(res, { results: [{ url: 'https://doi.org/10.1/x', title: 'Paper', content: 'Abstract.' }] }),
+    );
     test = await createTestContext();
     const tool = googleScholarTool({ provider: searxng({ baseURL: server.url }) });
     expect(String(await tool.execute({ query: 'paper' }, test.ctx))).toContain('URL: https://doi.org/10.1/x');
@@ -64,6 +66,9 @@ describe('googleScholarTool', () => {
     server = await startServer((_req, res) => sendJson(res, { message: 'slow down' }, 429));
     test = await createTestContext();
     const tool = googleScholarTool({ provider: serper({ apiKey: 'k', baseURL: server.url }) });
-    await expect(tool.execute({ query: 'x' }, test.ctx)).rejects.toMatchObject({ code: 'rate-limited', retryable: true });
+    await expect(tool.execute({ query: 'x' }, test.ctx)).rejects.toMatchObject({
+      code: 'rate-limited',
+      retryable: true,
+    });
   });
 });

@@ -45,7 +45,12 @@ const DAEMON =
 
 describe.runIf(process.platform === 'linux')('execute_command without bwrap: nothing it started survives', () => {
   const shell = (timeoutMs?: number) =>
-    executeCommandTool({ sandbox: 'none', policy: { rules: [], defaultDecision: 'allow' }, approve: () => true, ...(timeoutMs ? { timeoutMs } : {}) });
+    executeCommandTool({
+      sandbox: 'none',
+      policy: { rules: [], defaultDecision: 'allow' },
+      approve: () => true,
+      ...(timeoutMs ? { timeoutMs } : {}),
+    });
 
   it.each([
     ['the command ends', DAEMON, undefined],

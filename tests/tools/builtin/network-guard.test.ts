@@ -94,7 +94,9 @@ describe('guarded Agent: connections are checked before they are opened', () => 
     });
     const port = new URL(server.url).port;
     const dns = stubLookup({ 'intranet.example': ['127.0.0.1'] });
-    const error = await refusal(fetch(`http://intranet.example:${port}/`, { dispatcher: agentFor({}, { lookup: dns.lookup }) }));
+    const error = await refusal(
+      fetch(`http://intranet.example:${port}/`, { dispatcher: agentFor({}, { lookup: dns.lookup }) }),
+    );
     expect(error.message).toContain('refused intranet.example: the name resolves to a loopback address');
     expect(error.message).not.toContain('127.0.0.1');
     expect(dns.asked).toEqual(['intranet.example']);
@@ -195,7 +197,9 @@ describe('address classification (ipaddr.js ranges)', () => {
 
 describe('NetworkOptionsSchema', () => {
   it('canonicalises host patterns the way URLs are', () => {
-    const parsed = NetworkOptionsSchema.parse({ allowHosts: [' Docs.Example.org ', '*.Wikipedia.org', '[::1]', '2130706433'] });
+    const parsed = NetworkOptionsSchema.parse({
+      allowHosts: [' Docs.Example.org ', '*.Wikipedia.org', '[::1]', '2130706433'],
+    });
     expect(parsed).toEqual({
       allowPrivate: false,
       allowHosts: ['docs.example.org', '*.wikipedia.org', '[::1]', '127.0.0.1'],

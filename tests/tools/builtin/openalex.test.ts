@@ -45,11 +45,20 @@ describe('abstractFromInvertedIndex', () => {
 
 describe('openAlexTool', () => {
   it('searches works with the polite mailto and shows compact records', async () => {
-    server = await startServer((_req, res) => sendJson(res, { meta: { count: 2371, page: 1, per_page: 2 }, results: [WORK] }));
-    const text = await run({ entity: 'works', query: 'open access prevalence', limit: 2 }, { mailto: 'me@example.org' });
+    server = await startServer((_req, res) =>
+      sendJson(res, { meta: { count: 2371, page: 1, per_page: 2 }, results: [WORK] }),
+    );
+    const text = await run(
+      { entity: 'works', query: 'open access prevalence', limit: 2 },
+      { mailto: 'me@example.org' },
+    );
     const url = new URL(server.requests[0]?.url ?? '', server.url);
     expect(url.pathname).toBe('/works');
-    expect(Object.fromEntries(url.searchParams)).toEqual({ mailto: 'me@example.org', search: 'open access prevalence', 'per-page': '2' });
+    expect(Object.fromEntries(url.searchParams)).toEqual({
+      mailto: 'me@example.org',
+      search: 'open access prevalence',
+      'per-page': '2',
+    });
     expect(text).toBe(
       [
         'OpenAlex works for "open access prevalence": 1 of 2371',
@@ -92,15 +101,42 @@ describe('openAlexTool', () => {
       },
       '/sources': {
         meta: { count: 1 },
-        results: [{ id: 'https://openalex.org/S1983995261', display_name: 'PeerJ', type: 'journal', issn_l: '2167-8359', host_organization_name: 'PeerJ, Inc.', is_oa: true, works_count: 20000 }],
+        results: [
+          {
+            id: 'https://openalex.org/S1983995261',
+            display_name: 'PeerJ',
+            type: 'journal',
+            issn_l: '2167-8359',
+            host_organization_name: 'PeerJ, Inc.',
+            is_oa: true,
+            works_count: 20000,
+          },
+        ],
       },
       '/institutions': {
         meta: { count: 1 },
-        results: [{ id: 'https://openalex.org/I27837315', display_name: 'University of Michigan', type: 'education', ror: 'https://ror.org/00jmfr291', geo: { city: 'Ann Arbor', country: 'United States' }, works_count: 500000 }],
+        results: [
+          {
+            id: 'https://openalex.org/I27837315',
+            display_name: 'University of Michigan',
+            type: 'education',
+            ror: 'https://ror.org/00jmfr291',
+            geo: { city: 'Ann Arbor', country: 'United States' },
+            works_count: 500000,
+          },
+        ],
       },
       '/concepts': {
         meta: { count: 1 },
-        results: [{ id: 'https://openalex.org/C41008148', display_name: 'Computer science', level: 0, description: 'theoretical study of computation', works_count: 1000 }],
+        results: [
+          {
+            id: 'https://openalex.org/C41008148',
+            display_name: 'Computer science',
+            level: 0,
+            description: 'theoretical study of computation',
+            works_count: 1000,
+          },
+        ],
       },
     };
     server = await startServer((req, res) => sendJson(res, bodies[new URL(req.url, 'http://x').pathname] ?? {}, 200));
@@ -122,7 +158,11 @@ describe('openAlexTool', () => {
 
   it('passes filter and sort through', async () => {
     server = await startServer((_req, res) => sendJson(res, { meta: { count: 0 }, results: [] }));
-    const text = await run({ entity: 'works', filter: 'publication_year:2024,is_oa:true', sort: 'cited_by_count:desc' });
+    const text = await run({
+      entity: 'works',
+      filter: 'publication_year:2024,is_oa:true',
+      sort: 'cited_by_count:desc',
+    });
     const url = new URL(server.requests[0]?.url ?? '', server.url);
     expect(url.searchParams.get('filter')).toBe('publication_year:2024,is_oa:true');
     expect(url.searchParams.get('sort')).toBe('cited_by_count:desc');
@@ -138,8 +178,12 @@ describe('openAlexTool', () => {
     server = await startServer((_req, res) => sendJson(res, { error: 'x' }, statuses.shift() ?? 500));
     test = await createTestContext();
     const tool = openAlexTool({ baseURL: server.url });
-    await expect(tool.execute(tool.input.parse({ entity: 'works', query: 'a' }), test.ctx)).rejects.toMatchObject({ code: 'rate-limited' });
-    await expect(tool.execute(tool.input.parse({ entity: 'works', id: 'W1' }), test.ctx)).rejects.toMatchObject({ code: 'bad-request' });
+    await expect(tool.execute(tool.input.parse({ entity: 'works', query: 'a' }), test.ctx)).rejects.toMatchObject({
+      code: 'rate-limited',
+    });
+    await expect(tool.execute(tool.input.parse({ entity: 'works', id: 'W1' }), test.ctx)).rejects.toMatchObject({
+      code: 'bad-request',
+    });
   });
 
   it('is read-only with the search observation and validates options', () => {

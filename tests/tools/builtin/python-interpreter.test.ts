@@ -1,7 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { HarnessError } from '../../../src/errors.js';
 import type { ApprovalRequest } from '../../../src/tools/builtin/command-policy.js';
-import { pythonInterpreterTool, type PythonInterpreterToolOptions } from '../../../src/tools/builtin/python-interpreter.js';
+import {
+  pythonInterpreterTool,
+  type PythonInterpreterToolOptions,
+} from '../../../src/tools/builtin/python-interpreter.js';
 import type { ToolContext, ToolOutput } from '../../../src/tools/types.js';
 import { createTestContext, type TestContext } from './support/context.js';
 import { alive } from './support/process.js';
@@ -21,7 +24,9 @@ function textOf(output: ToolOutput): string {
   return typeof output === 'string' ? output : output.text;
 }
 
-function python(options: PythonInterpreterToolOptions = {}): (code: string, ctx: ToolContext, reset?: boolean) => Promise<ToolOutput> {
+function python(
+  options: PythonInterpreterToolOptions = {},
+): (code: string, ctx: ToolContext, reset?: boolean) => Promise<ToolOutput> {
   const tool = pythonInterpreterTool({ sandbox: 'none', ...options });
   return (code, ctx, reset) => Promise.resolve(tool.execute(tool.input.parse({ code, reset }), ctx));
 }
@@ -88,10 +93,15 @@ describe('pythonInterpreterTool', () => {
   it('records files it writes in the workspace as artifacts', async () => {
     const { ctx, workspace } = await context();
     const run = python();
-    const output = await run('import os\nos.makedirs("data", exist_ok=True)\nopen("data/out.csv", "w").write("a,b\\n1,2\\n")', ctx);
+    const output = await run(
+      'import os\nos.makedirs("data", exist_ok=True)\nopen("data/out.csv", "w").write("a,b\\n1,2\\n")',
+      ctx,
+    );
     expect(typeof output === 'object' && output.files).toEqual(['data/out.csv']);
     expect(textOf(output)).toContain('Files created or changed: data/out.csv');
-    expect(workspace.artifacts().map((a) => [a.path, a.tool, a.scope, a.size])).toEqual([['data/out.csv', 'python_interpreter', 'subtask-1', 8]]);
+    expect(workspace.artifacts().map((a) => [a.path, a.tool, a.scope, a.size])).toEqual([
+      ['data/out.csv', 'python_interpreter', 'subtask-1', 8],
+    ]);
     expect(textOf(await run('import os\nsorted(os.listdir("."))', ctx))).toBe("--- result ---\n['data']");
   });
 
@@ -114,7 +124,9 @@ describe('pythonInterpreterTool', () => {
     const requests: ApprovalRequest[] = [];
     const run = python({ sandbox: 'auto', bwrapPath: '/nonexistent/bwrap', approve: (r) => (requests.push(r), true) });
     expect(textOf(await run('6 * 7', ctx))).toBe('--- result ---\n42');
-    expect(requests).toEqual([expect.objectContaining({ tool: 'python_interpreter', command: '6 * 7', sandboxed: false })]);
+    expect(requests).toEqual([
+      expect.objectContaining({ tool: 'python_interpreter', command: '6 * 7', sandboxed: false }),
+    ]);
     const refused = python({ sandbox: 'auto', bwrapPath: '/nonexistent/bwrap' });
     await expect(refused('1', ctx)).rejects.toMatchObject({ code: 'policy-denied' });
   });

@@ -46,7 +46,9 @@ describe('python_interpreter protocol cannot be forged or overflowed by the prog
         '        pass',
       ].join('\n'),
     );
-    expect(text).toMatch(/The Python session was ended: it sent a malformed result message on the harness's result channel/);
+    expect(text).toMatch(
+      /The Python session was ended: it sent a malformed result message on the harness's result channel/,
+    );
     expect(await run('6 * 7')).toBe('--- result ---\n42');
   });
 

@@ -11,7 +11,9 @@ import { createTestContext } from './support/context.js';
 const textOf = (output: ToolOutput): string => (typeof output === 'string' ? output : output.text);
 
 function contentOf(message: Message): string {
-  return typeof message.content === 'string' ? message.content : message.content.map((p) => (p.type === 'text' ? p.text : '')).join('');
+  return typeof message.content === 'string'
+    ? message.content
+    : message.content.map((p) => (p.type === 'text' ? p.text : '')).join('');
 }
 
 describe('python_interpreter sessions belong to one run instance', () => {
@@ -39,12 +41,17 @@ describe('python_interpreter sessions belong to one run instance', () => {
       decomposition: false,
       verification: false,
     });
-    const [a, b] = await Promise.all([harness.run({ task: 'run A', runId: 'same' }), harness.run({ task: 'run B', runId: 'same' })]);
+    const [a, b] = await Promise.all([
+      harness.run({ task: 'run A', runId: 'same' }),
+      harness.run({ task: 'run B', runId: 'same' }),
+    ]);
     try {
       expect(a.deliverable.answer).toMatch(/^A saw [\s\S]*--- result ---\n'A'/);
       expect(b.deliverable.answer).toMatch(/^B saw [\s\S]*--- result ---\n'B'/);
     } finally {
-      await Promise.all([a, b].map((result) => rm(result.workspace, { recursive: true, force: true }).catch(() => undefined)));
+      await Promise.all(
+        [a, b].map((result) => rm(result.workspace, { recursive: true, force: true }).catch(() => undefined)),
+      );
     }
   });
 
@@ -56,8 +63,12 @@ describe('python_interpreter sessions belong to one run instance', () => {
     try {
       // The registry hands every call a fresh context object; the loop's scopeKey is what stays the same.
       await python.execute({ code: 'owner = "one"' }, { ...one.ctx, scopeKey: loopOne });
-      expect(textOf(await python.execute({ code: 'owner' }, { ...one.ctx, scopeKey: loopOne }))).toBe("--- result ---\n'one'");
-      expect(textOf(await python.execute({ code: 'owner' }, { ...two.ctx, scopeKey: {} }))).toContain("NameError: name 'owner' is not defined");
+      expect(textOf(await python.execute({ code: 'owner' }, { ...one.ctx, scopeKey: loopOne }))).toBe(
+        "--- result ---\n'one'",
+      );
+      expect(textOf(await python.execute({ code: 'owner' }, { ...two.ctx, scopeKey: {} }))).toContain(
+        "NameError: name 'owner' is not defined",
+      );
     } finally {
       await one.dispose();
       await two.dispose();

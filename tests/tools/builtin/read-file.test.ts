@@ -28,9 +28,18 @@ describe('read_file', () => {
   });
 
   it('returns the modality-aware preview of a file', async () => {
-    await workspace.writeFile('attachments/sales.xlsx', makeWorkbook({ Q1: [['region', 'revenue'], ['north', 120]] }), {
-      tool: 'test',
-    });
+    await workspace.writeFile(
+      'attachments/sales.xlsx',
+      makeWorkbook({
+        Q1: [
+          ['region', 'revenue'],
+          ['north', 120],
+        ],
+      }),
+      {
+        tool: 'test',
+      },
+    );
     const result = await invoke(readFileTool(), { path: 'attachments/sales.xlsx' }, toolContext(workspace));
     expect(result.isError).toBe(false);
     expect(result.observation).toBe('file');
@@ -48,7 +57,11 @@ describe('read_file', () => {
   it('reads a line range of a text file', async () => {
     const text = Array.from({ length: 30 }, (_, i) => `line ${i + 1}`).join('\n') + '\n';
     await workspace.writeFile('notes.txt', text, { tool: 'test' });
-    const result = await invoke(readFileTool(), { path: 'notes.txt', startLine: 10, endLine: 12 }, toolContext(workspace));
+    const result = await invoke(
+      readFileTool(),
+      { path: 'notes.txt', startLine: 10, endLine: 12 },
+      toolContext(workspace),
+    );
     expect(result.text).toBe('notes.txt (lines 10–12 of 30)\nline 10\nline 11\nline 12');
     const tail = await invoke(readFileTool(), { path: 'notes.txt', startLine: 29 }, toolContext(workspace));
     expect(tail.text).toBe('notes.txt (lines 29–30 of 30)\nline 29\nline 30');
@@ -59,7 +72,11 @@ describe('read_file', () => {
     const past = await invoke(readFileTool(), { path: 'short.txt', startLine: 5 }, toolContext(workspace));
     expect(past.isError).toBe(true);
     expect(past.text).toContain('"short.txt" has 2 lines; startLine 5 is past the end');
-    const reversed = await invoke(readFileTool(), { path: 'short.txt', startLine: 2, endLine: 1 }, toolContext(workspace));
+    const reversed = await invoke(
+      readFileTool(),
+      { path: 'short.txt', startLine: 2, endLine: 1 },
+      toolContext(workspace),
+    );
     expect(reversed.isError).toBe(true);
     expect(reversed.text).toContain('endLine must not be smaller than startLine');
     await workspace.writeFile('book.xlsx', makeWorkbook({ S: [['a']] }), { tool: 'test' });

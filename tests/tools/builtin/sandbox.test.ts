@@ -26,17 +26,21 @@ describe('sandbox status', () => {
   it('auto without bwrap: no sandbox, approval required, a warning for run-start', () => {
     const status = sandboxStatus('auto', '/nonexistent/bwrap');
     expect(status).toMatchObject({ mode: 'auto', active: false, requiresApproval: true });
-    expect(status.warning).toMatch(/^No sandbox: .*each one needs approval; pass sandbox: 'none' to opt out explicitly\.$/);
+    expect(status.warning).toMatch(
+      /^No sandbox: .*each one needs approval; pass sandbox: 'none' to opt out explicitly\.$/,
+    );
   });
 
-  it("none: explicit opt-out, no approval forced, still a warning", () => {
+  it('none: explicit opt-out, no approval forced, still a warning', () => {
     const status = sandboxStatus('none', '/nonexistent/bwrap');
     expect(status).toMatchObject({ mode: 'none', active: false, requiresApproval: false });
     expect(status.warning).toContain("Sandbox disabled (sandbox: 'none')");
   });
 
-  it("bwrap without bwrap: tool-unavailable", () => {
-    expect(() => sandboxStatus('bwrap', '/nonexistent/bwrap')).toThrowError(expect.objectContaining({ code: 'tool-unavailable' }));
+  it('bwrap without bwrap: tool-unavailable', () => {
+    expect(() => sandboxStatus('bwrap', '/nonexistent/bwrap')).toThrowError(
+      expect.objectContaining({ code: 'tool-unavailable' }),
+    );
   });
 
   it('binds the system read-only, the workspace read-write with .harness read-only over it, and no network', () => {
@@ -56,18 +60,21 @@ describe('sandbox status', () => {
   });
 
   it('scrubs secret-looking variables and keeps the rest', () => {
-    const env = scrubEnv({
-      PATH: '/usr/bin',
-      HOME: '/root',
-      LANG: 'C.UTF-8',
-      OPENAI_API_KEY: 'sk',
-      GITHUB_TOKEN: 'gh',
-      DB_PASSWORD: 'pw',
-      AWS_SECRET_ACCESS_KEY: 'aws',
-      GOOGLE_APPLICATION_CREDENTIALS: '/c.json',
-      HTTP_AUTHORIZATION: 'x',
-      KEEP_ME_TOKEN: 'kept',
-    }, ['KEEP_ME_TOKEN']);
+    const env = scrubEnv(
+      {
+        PATH: '/usr/bin',
+        HOME: '/root',
+        LANG: 'C.UTF-8',
+        OPENAI_API_KEY: 'sk',
+        GITHUB_TOKEN: 'gh',
+        DB_PASSWORD: 'pw',
+        AWS_SECRET_ACCESS_KEY: 'aws',
+        GOOGLE_APPLICATION_CREDENTIALS: '/c.json',
+        HTTP_AUTHORIZATION: 'x',
+        KEEP_ME_TOKEN: 'kept',
+      },
+      ['KEEP_ME_TOKEN'],
+    );
     expect(env).toEqual({ PATH: '/usr/bin', HOME: '/root', LANG: 'C.UTF-8', KEEP_ME_TOKEN: 'kept' });
   });
 });
@@ -99,7 +106,11 @@ describe.skipIf(noBwrap)(`inside bubblewrap (${noBwrap ? skipReason : 'available
   });
 
   const shell = (allowNetwork = false) =>
-    executeCommandTool({ sandbox: 'bwrap', policy: { rules: [], defaultDecision: 'allow', allowNetwork }, approve: () => true });
+    executeCommandTool({
+      sandbox: 'bwrap',
+      policy: { rules: [], defaultDecision: 'allow', allowNetwork },
+      approve: () => true,
+    });
 
   it('writes inside the workspace and records the file', async () => {
     const output = await shell().execute({ command: 'echo inside > in.txt && cat in.txt' }, test.ctx);
@@ -109,7 +120,9 @@ describe.skipIf(noBwrap)(`inside bubblewrap (${noBwrap ? skipReason : 'available
 
   it('cannot write outside the workspace', async () => {
     const target = path.join(outsideDir, 'escape.txt');
-    const text = textOf(await shell().execute({ command: `echo x > ${target}; touch /etc/hh-escape; echo done` }, test.ctx));
+    const text = textOf(
+      await shell().execute({ command: `echo x > ${target}; touch /etc/hh-escape; echo done` }, test.ctx),
+    );
     // The home directory is not there at all; /etc is a read-only subset.
     expect(text).toContain(`${target}: No such file or directory`);
     expect(text).toContain("touch: cannot touch '/etc/hh-escape': Read-only file system");
@@ -192,7 +205,9 @@ describe.skipIf(noBwrap)(`inside bubblewrap (${noBwrap ? skipReason : 'available
     const host = executeCommandTool({ sandbox: 'none', policy: { rules: [], defaultDecision: 'allow' } });
     const text = textOf(
       await host.execute(
-        { command: `python3 -c "import socket; s=socket.create_connection(('127.0.0.1', ${port}), timeout=3); print(s.recv(5).decode())"` },
+        {
+          command: `python3 -c "import socket; s=socket.create_connection(('127.0.0.1', ${port}), timeout=3); print(s.recv(5).decode())"`,
+        },
         test.ctx,
       ),
     );

@@ -29,8 +29,19 @@ describe('serper', () => {
       sendJson(res, {
         searchParameters: { q: 'apple inc', type: 'search' },
         organic: [
-          { title: 'Apple', link: 'https://www.apple.com/', snippet: 'Discover the innovative world of Apple.', position: 1 },
-          { title: 'Apple Inc. - Wikipedia', link: 'https://en.wikipedia.org/wiki/Apple_Inc.', snippet: 'Apple Inc. is an American company.', date: 'Mar 3, 2025', position: 2 },
+          {
+            title: 'Apple',
+            link: 'https://www.apple.com/',
+            snippet: 'Discover the innovative world of Apple.',
+            position: 1,
+          },
+          {
+            title: 'Apple Inc. - Wikipedia',
+            link: 'https://en.wikipedia.org/wiki/Apple_Inc.',
+            snippet: 'Apple Inc. is an American company.',
+            date: 'Mar 3, 2025',
+            position: 2,
+          },
           { title: 'no link' },
         ],
       }),
@@ -39,7 +50,12 @@ describe('serper', () => {
     const results = await provider.search({ query: 'apple inc', num: 5, type: 'web' });
     expect(results).toEqual([
       { title: 'Apple', url: 'https://www.apple.com/', snippet: 'Discover the innovative world of Apple.' },
-      { title: 'Apple Inc. - Wikipedia', url: 'https://en.wikipedia.org/wiki/Apple_Inc.', snippet: 'Apple Inc. is an American company.', date: 'Mar 3, 2025' },
+      {
+        title: 'Apple Inc. - Wikipedia',
+        url: 'https://en.wikipedia.org/wiki/Apple_Inc.',
+        snippet: 'Apple Inc. is an American company.',
+        date: 'Mar 3, 2025',
+      },
     ]);
     const request = server.requests[0];
     expect(request?.method).toBe('POST');
@@ -64,7 +80,10 @@ describe('serper', () => {
         ],
       }),
     );
-    const results = await serper({ apiKey: 'k', baseURL: server.url }).search({ query: 'transformer', type: 'scholar' });
+    const results = await serper({ apiKey: 'k', baseURL: server.url }).search({
+      query: 'transformer',
+      type: 'scholar',
+    });
     expect(server.requests[0]?.url).toBe('/scholar');
     expect(results).toEqual([
       {
@@ -91,13 +110,30 @@ describe('brave', () => {
         web: {
           type: 'search',
           results: [
-            { title: 'Rust', url: 'https://www.rust-lang.org/', description: 'A language empowering <strong>everyone</strong>.', page_age: '2025-01-10T00:00:00', age: 'January 10, 2025' },
+            {
+              title: 'Rust',
+              url: 'https://www.rust-lang.org/',
+              description: 'A language empowering <strong>everyone</strong>.',
+              page_age: '2025-01-10T00:00:00',
+              age: 'January 10, 2025',
+            },
           ],
         },
       }),
     );
-    const results = await brave({ apiKey: 'brv', baseURL: server.url }).search({ query: 'rust lang', num: 50, type: 'web' });
-    expect(results).toEqual([{ title: 'Rust', url: 'https://www.rust-lang.org/', snippet: 'A language empowering everyone.', date: '2025-01-10T00:00:00' }]);
+    const results = await brave({ apiKey: 'brv', baseURL: server.url }).search({
+      query: 'rust lang',
+      num: 50,
+      type: 'web',
+    });
+    expect(results).toEqual([
+      {
+        title: 'Rust',
+        url: 'https://www.rust-lang.org/',
+        snippet: 'A language empowering everyone.',
+        date: '2025-01-10T00:00:00',
+      },
+    ]);
     const url = new URL(server.requests[0]?.url ?? '', server.url);
     expect(url.pathname).toBe('/res/v1/web/search');
     expect(url.searchParams.get('q')).toBe('rust lang');
@@ -112,14 +148,37 @@ describe('tavily', () => {
       sendJson(res, {
         query: 'who is Leo Messi?',
         answer: null,
-        results: [{ title: 'Lionel Messi', url: 'https://en.wikipedia.org/wiki/Lionel_Messi', content: 'Argentine footballer.', score: 0.98, published_date: '2024-05-01' }],
+        results: [
+          {
+            title: 'Lionel Messi',
+            url: 'https://en.wikipedia.org/wiki/Lionel_Messi',
+            content: 'Argentine footballer.',
+            score: 0.98,
+            published_date: '2024-05-01',
+          },
+        ],
         response_time: 1.2,
       }),
     );
-    const results = await tavily({ apiKey: 'tvly-1', baseURL: server.url }).search({ query: 'who is Leo Messi?', num: 3, type: 'web' });
-    expect(results).toEqual([{ title: 'Lionel Messi', url: 'https://en.wikipedia.org/wiki/Lionel_Messi', snippet: 'Argentine footballer.', date: '2024-05-01' }]);
+    const results = await tavily({ apiKey: 'tvly-1', baseURL: server.url }).search({
+      query: 'who is Leo Messi?',
+      num: 3,
+      type: 'web',
+    });
+    expect(results).toEqual([
+      {
+        title: 'Lionel Messi',
+        url: 'https://en.wikipedia.org/wiki/Lionel_Messi',
+        snippet: 'Argentine footballer.',
+        date: '2024-05-01',
+      },
+    ]);
     expect(server.requests[0]?.headers.authorization).toBe('Bearer tvly-1');
-    expect(JSON.parse(server.requests[0]?.body ?? '')).toMatchObject({ query: 'who is Leo Messi?', max_results: 3, search_depth: 'basic' });
+    expect(JSON.parse(server.requests[0]?.body ?? '')).toMatchObject({
+      query: 'who is Leo Messi?',
+      max_results: 3,
+      search_depth: 'basic',
+    });
   });
 });
 
@@ -130,14 +189,32 @@ describe('searxng', () => {
         query: 'graph neural networks',
         number_of_results: 0,
         results: [
-          { url: 'https://arxiv.org/abs/1', title: 'GNN survey', content: 'A survey.', engine: 'arxiv', authors: ['A', 'B', 'C', 'D'], journal: 'arXiv', publishedDate: '2020-01-01T00:00:00' },
+          {
+            url: 'https://arxiv.org/abs/1',
+            title: 'GNN survey',
+            content: 'A survey.',
+            engine: 'arxiv',
+            authors: ['A', 'B', 'C', 'D'],
+            journal: 'arXiv',
+            publishedDate: '2020-01-01T00:00:00',
+          },
           { url: 'https://arxiv.org/abs/2', title: 'Second', content: 'More.', engine: 'arxiv' },
         ],
       }),
     );
-    const results = await searxng({ baseURL: server.url }).search({ query: 'graph neural networks', num: 1, type: 'scholar' });
+    const results = await searxng({ baseURL: server.url }).search({
+      query: 'graph neural networks',
+      num: 1,
+      type: 'scholar',
+    });
     expect(results).toEqual([
-      { title: 'GNN survey', url: 'https://arxiv.org/abs/1', snippet: 'A survey.', date: '2020-01-01T00:00:00', source: 'A, B, C et al. - arXiv' },
+      {
+        title: 'GNN survey',
+        url: 'https://arxiv.org/abs/1',
+        snippet: 'A survey.',
+        date: '2020-01-01T00:00:00',
+        source: 'A, B, C et al. - arXiv',
+      },
     ]);
     const url = new URL(server.requests[0]?.url ?? '', server.url);
     expect(url.searchParams.get('format')).toBe('json');
@@ -147,7 +224,9 @@ describe('searxng', () => {
 
 describe('provider HTTP errors', () => {
   it('maps 429 to a retryable rate-limited error with the Retry-After delay', async () => {
-    server = await startServer((_req, res) => sendJson(res, { message: 'Too many requests' }, 429, { 'retry-after': '7' }));
+    server = await startServer((_req, res) =>
+      sendJson(res, { message: 'Too many requests' }, 429, { 'retry-after': '7' }),
+    );
     const error = await caught(serper({ apiKey: 'k', baseURL: server.url }).search({ query: 'q', type: 'web' }));
     expect(error.code).toBe('rate-limited');
     expect(error.retryable).toBe(true);
@@ -167,7 +246,9 @@ describe('provider HTTP errors', () => {
 
   it('times out a provider that never answers', async () => {
     server = await startServer(() => undefined);
-    const error = await caught(tavily({ apiKey: 'k', baseURL: server.url, timeoutMs: 200 }).search({ query: 'q', type: 'web' }));
+    const error = await caught(
+      tavily({ apiKey: 'k', baseURL: server.url, timeoutMs: 200 }).search({ query: 'q', type: 'web' }),
+    );
     expect(error.code).toBe('timeout');
   });
 
@@ -176,7 +257,9 @@ describe('provider HTTP errors', () => {
       res.writeHead(200, { 'content-type': 'text/html' });
       res.end('<html>captcha</html>');
     });
-    expect((await caught(searxng({ baseURL: server.url }).search({ query: 'q', type: 'web' }))).code).toBe('invalid-response');
+    expect((await caught(searxng({ baseURL: server.url }).search({ query: 'q', type: 'web' }))).code).toBe(
+      'invalid-response',
+    );
   });
 });
 
@@ -185,7 +268,12 @@ describe('searchTool', () => {
     server = await startServer((_req, res) =>
       sendJson(res, {
         organic: [
-          { title: 'OneDayAgent', link: 'https://example.org/oda', snippet: 'A long-horizon   harness.', date: '2026-08-01' },
+          {
+            title: 'OneDayAgent',
+            link: 'https://example.org/oda',
+            snippet: 'A long-horizon   harness.',
+            date: '2026-08-01',
+          },
           { title: 'Other', link: 'https://example.org/other', snippet: 'Second hit.' },
         ],
       }),

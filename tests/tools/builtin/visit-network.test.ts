@@ -41,10 +41,11 @@ async function refused(promise: Promise<unknown>): Promise<HarnessError> {
 }
 
 const textOf = (output: ToolOutput): string => (typeof output === 'string' ? output : output.text);
-const pageServer = () => startServer((_req, res) => {
-  res.writeHead(200, { 'content-type': 'text/plain' });
-  res.end('secret internal page');
-});
+const pageServer = () =>
+  startServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end('secret internal page');
+  });
 
 describe('visit refuses private networks by default', () => {
   it.each(['127.0.0.1', 'localhost', '[::ffff:127.0.0.1]', '2130706433', '0x7f000001', '127.1', '0177.0.0.1'])(
@@ -52,7 +53,9 @@ describe('visit refuses private networks by default', () => {
     async (host) => {
       server = await pageServer();
       const error = await refused(visit(`http://${host}:${new URL(server.url).port}/`));
-      expect(error.message).toContain('private networks are not reached unless the application allows them (network.allowPrivate)');
+      expect(error.message).toContain(
+        'private networks are not reached unless the application allows them (network.allowPrivate)',
+      );
       expect(server.requests).toHaveLength(0);
     },
   );
@@ -87,7 +90,9 @@ describe('visit refuses private networks by default', () => {
 
   it('with allowPrivate reaches the loopback server through its own guarded Agent', async () => {
     server = await pageServer();
-    expect(textOf(await visit(`${server.url}/`, { network: { allowPrivate: true } }))).toContain('secret internal page');
+    expect(textOf(await visit(`${server.url}/`, { network: { allowPrivate: true } }))).toContain(
+      'secret internal page',
+    );
     expect(server.requests).toHaveLength(1);
   });
 
@@ -109,25 +114,32 @@ describe('visit redirects', () => {
   const ALLOW_LOOPBACK = { allowPrivate: true, allowHosts: ['127.0.0.1'] };
   it.each([
     [METADATA, ALLOW_LOOPBACK, 'only the hosts the application allows can be reached (127.0.0.1)'],
-    ['http://collector.example/collect?ssh_key=AAAA', ALLOW_LOOPBACK, 'only the hosts the application allows can be reached (127.0.0.1)'],
+    [
+      'http://collector.example/collect?ssh_key=AAAA',
+      ALLOW_LOOPBACK,
+      'only the hosts the application allows can be reached (127.0.0.1)',
+    ],
     [METADATA, { allowPrivate: true }, 'it is a cloud metadata service'],
-  ])('a redirect from an allowed loopback server to %s (network %j) is refused before connecting', async (target, network, why) => {
-    server = await startServer((_req, res) => {
-      res.writeHead(302, { location: target });
-      res.end();
-    });
-    const spy = recordingConnector((hostname) => hostname === '127.0.0.1');
-    const dns = stubLookup({});
-    const dispatcher = guardedAgent(new NetworkPolicy(NetworkOptionsSchema.parse(network), 'visit'), {
-      connector: spy.connector,
-      lookup: dns.lookup,
-    });
-    const error = await refused(visit(`${server.url}/start`, { network, dispatcher }));
-    expect(error.message).toContain(why);
-    expect(server.requests.map((request) => request.url)).toEqual(['/start']);
-    expect(spy.calls).toEqual(['127.0.0.1']);
-    expect(dns.asked).toEqual([]);
-  });
+  ])(
+    'a redirect from an allowed loopback server to %s (network %j) is refused before connecting',
+    async (target, network, why) => {
+      server = await startServer((_req, res) => {
+        res.writeHead(302, { location: target });
+        res.end();
+      });
+      const spy = recordingConnector((hostname) => hostname === '127.0.0.1');
+      const dns = stubLookup({});
+      const dispatcher = guardedAgent(new NetworkPolicy(NetworkOptionsSchema.parse(network), 'visit'), {
+        connector: spy.connector,
+        lookup: dns.lookup,
+      });
+      const error = await refused(visit(`${server.url}/start`, { network, dispatcher }));
+      expect(error.message).toContain(why);
+      expect(server.requests.map((request) => request.url)).toEqual(['/start']);
+      expect(spy.calls).toEqual(['127.0.0.1']);
+      expect(dns.asked).toEqual([]);
+    },
+  );
 });
 
 describe('visit host lists', () => {
@@ -150,7 +162,9 @@ describe('visit host lists', () => {
   ])('allowHosts refuses %s', async (url) => {
     const mock = recordingMockAgent();
     const error = await refused(visit(url, { network, dispatcher: mock.agent }));
-    expect(error.message).toContain('only the hosts the application allows can be reached (docs.example.org, *.wikipedia.org)');
+    expect(error.message).toContain(
+      'only the hosts the application allows can be reached (docs.example.org, *.wikipedia.org)',
+    );
     expect(mock.requested).toEqual([]);
   });
 
@@ -178,7 +192,9 @@ describe('visit host lists', () => {
     await refused(visit('http://169.254.169.254/', { reader: 'jina', jinaBaseURL: server.url }));
     await refused(visit('https://collector.example/?k=1', { reader: 'jina', jinaBaseURL: server.url, network }));
     expect(server.requests).toHaveLength(0);
-    expect(textOf(await visit('https://docs.example.org/', { reader: 'jina', jinaBaseURL: server.url, network }))).toContain('markdown');
+    expect(
+      textOf(await visit('https://docs.example.org/', { reader: 'jina', jinaBaseURL: server.url, network })),
+    ).toContain('markdown');
   });
 });
 
@@ -187,7 +203,10 @@ describe('a refusal reaches the model as an error observation', () => {
     server = await pageServer();
     test = await createTestContext();
     const registry = new ToolRegistry([visitTool() as Tool]);
-    const result = await registry.invoke({ id: 'c1', name: 'visit', arguments: JSON.stringify({ url: `${server.url}/` }) }, test.ctx);
+    const result = await registry.invoke(
+      { id: 'c1', name: 'visit', arguments: JSON.stringify({ url: `${server.url}/` }) },
+      test.ctx,
+    );
     expect(result.isError).toBe(true);
     expect(result.text).toMatch(/^Tool "visit" failed: visit: refused 127\.0\.0\.1: it is a loopback address/);
     expect(server.requests).toHaveLength(0);
@@ -198,7 +217,10 @@ describe('network options', () => {
   it.each([
     [{ allowHosts: ['https://docs.example.org/'] }, /visitTool: option "network\.allowHosts\.0" must be a host name/],
     [{ allowHosts: [] }, /visitTool: option "network\.allowHosts" is empty, which would block every URL/],
-    [{ allowPrivat: true }, /visitTool: `network\.allowPrivat` is not an option \(did you mean `network\.allowPrivate`\?\)/],
+    [
+      { allowPrivat: true },
+      /visitTool: `network\.allowPrivat` is not an option \(did you mean `network\.allowPrivate`\?\)/,
+    ],
   ])('visitTool rejects network %j with a clear message', (network, message) => {
     expect(() => visitTool({ network } as VisitToolOptions)).toThrowError(message);
   });
@@ -216,7 +238,12 @@ describe('network options', () => {
 
   it('builtinTools refuses network given twice rather than dropping one', () => {
     expect(() =>
-      builtinTools({ network: { allowHosts: ['a.example'] }, visit: { network: { allowPrivate: true } }, python: false, shell: false }),
+      builtinTools({
+        network: { allowHosts: ['a.example'] },
+        visit: { network: { allowPrivate: true } },
+        python: false,
+        shell: false,
+      }),
     ).toThrowError(/"network" is given both at the top level and under "visit"/);
   });
 });

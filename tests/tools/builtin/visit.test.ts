@@ -137,7 +137,9 @@ describe('visit content types', () => {
   });
 
   it('describes other binaries instead of returning garbage, and saves nothing', async () => {
-    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0xff, 0x00]);
+    const png = Buffer.from([
+      0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0xff, 0x00,
+    ]);
     server = await startServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'image/png' });
       res.end(png);
@@ -166,7 +168,9 @@ describe('visit limits and errors', () => {
     let closedEarly = false;
     server = await startServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-      res.write('<html><head><title>Huge</title></head><body><article><h1>Huge</h1><p>The opening paragraph of a very large page.</p>');
+      res.write(
+        '<html><head><title>Huge</title></head><body><article><h1>Huge</h1><p>The opening paragraph of a very large page.</p>',
+      );
       res.on('close', () => {
         closedEarly = !res.writableFinished;
       });
@@ -253,9 +257,13 @@ describe('visit with the Jina reader', () => {
   it('GETs <jinaBaseURL>/<url> with the key and returns the markdown', async () => {
     server = await startServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
-      res.end('Title: Example Domain\n\nURL Source: https://example.com/\n\nMarkdown Content:\n# Example Domain\n\nThis domain is for use in examples.');
+      res.end(
+        'Title: Example Domain\n\nURL Source: https://example.com/\n\nMarkdown Content:\n# Example Domain\n\nThis domain is for use in examples.',
+      );
     });
-    const text = textOf(await visit('https://example.com/', { reader: 'jina', jinaBaseURL: server.url, jinaApiKey: 'jina_x' }));
+    const text = textOf(
+      await visit('https://example.com/', { reader: 'jina', jinaBaseURL: server.url, jinaApiKey: 'jina_x' }),
+    );
     expect(server.requests[0]?.url).toBe('/https://example.com/');
     expect(server.requests[0]?.headers.authorization).toBe('Bearer jina_x');
     expect(text).toContain('# Example Domain');

@@ -97,7 +97,8 @@ interface WebTool {
 const TOOLS: WebTool[] = [
   {
     name: 'search (serper)',
-    make: (baseURL) => searchTool({ provider: serper({ apiKey: 'k', baseURL, timeoutMs: TIMEOUT, maxResponseBytes: CAP }) }),
+    make: (baseURL) =>
+      searchTool({ provider: serper({ apiKey: 'k', baseURL, timeoutMs: TIMEOUT, maxResponseBytes: CAP }) }),
     input: () => ({ query: 'q' }),
   },
   {
@@ -113,7 +114,9 @@ const TOOLS: WebTool[] = [
   {
     name: 'generate_image (openAIImages)',
     make: (baseURL) =>
-      generateImageTool({ backend: openAIImages({ baseURL, model: 'gpt-image-1', timeoutMs: TIMEOUT, maxResponseBytes: CAP }) }),
+      generateImageTool({
+        backend: openAIImages({ baseURL, model: 'gpt-image-1', timeoutMs: TIMEOUT, maxResponseBytes: CAP }),
+      }),
     input: () => ({ prompt: 'a chart', path: 'out.png' }),
   },
   {
@@ -123,7 +126,11 @@ const TOOLS: WebTool[] = [
   },
 ];
 
-async function call(tool: WebTool, mode: Mode, stream: Stream = { written: 0, cutOff: false }): Promise<ToolOutput | HarnessError> {
+async function call(
+  tool: WebTool,
+  mode: Mode,
+  stream: Stream = { written: 0, cutOff: false },
+): Promise<ToolOutput | HarnessError> {
   server = await startServer(serve(mode, stream));
   test = await createTestContext();
   const built = tool.make(server.url);

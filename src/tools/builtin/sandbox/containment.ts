@@ -34,7 +34,8 @@ function pidsCgroupBase(): string | null {
     if (controllers === '') {
       const dir = path.join('/sys/fs/cgroup', where);
       try {
-        if (readFileSync(path.join(dir, 'cgroup.subtree_control'), 'utf8').split(/\s+/).includes('pids')) candidates.push(dir);
+        if (readFileSync(path.join(dir, 'cgroup.subtree_control'), 'utf8').split(/\s+/).includes('pids'))
+          candidates.push(dir);
       } catch {
         // Not a cgroup v2 mount.
       }
@@ -99,7 +100,14 @@ export class Containment {
   /** The program and arguments that start `argv` inside the cgroup (before exec, so no child escapes it). */
   outerCommand(argv: readonly string[]): string[] {
     if (!this.cgroup) return [...argv];
-    return ['/bin/sh', '-c', 'echo $$ > "$1" && shift && exec "$@"', 'horizon-harness-cgroup', path.join(this.cgroup, 'cgroup.procs'), ...argv];
+    return [
+      '/bin/sh',
+      '-c',
+      'echo $$ > "$1" && shift && exec "$@"',
+      'horizon-harness-cgroup',
+      path.join(this.cgroup, 'cgroup.procs'),
+      ...argv,
+    ];
   }
 
   /** The program and arguments run inside the sandbox (the rlimit applies in its user namespace). */
@@ -170,4 +178,3 @@ function pidsCarrying(entry: string): number[] {
   }
   return found;
 }
-

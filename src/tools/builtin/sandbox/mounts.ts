@@ -18,12 +18,33 @@ const SYSTEM_DIRS = ['usr', 'bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'] as
  * Debian `alternatives` symlinks many commands go through. Missing entries are skipped.
  */
 export const SANDBOX_ETC_ENTRIES: readonly string[] = Object.freeze([
-  'ld.so.cache', 'ld.so.conf', 'ld.so.conf.d',
-  'ssl/certs', 'ssl/openssl.cnf', 'ca-certificates', 'ca-certificates.conf', 'pki/tls/certs', 'pki/ca-trust',
-  'localtime', 'timezone', 'locale.alias', 'locale.conf', 'default/locale',
-  'passwd', 'group', 'nsswitch.conf',
-  'hosts', 'resolv.conf', 'host.conf', 'gai.conf', 'services', 'protocols',
-  'alternatives', 'mime.types', 'magic', 'fonts',
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
+  'ssl/certs',
+  'ssl/openssl.cnf',
+  'ca-certificates',
+  'ca-certificates.conf',
+  'pki/tls/certs',
+  'pki/ca-trust',
+  'localtime',
+  'timezone',
+  'locale.alias',
+  'locale.conf',
+  'default/locale',
+  'passwd',
+  'group',
+  'nsswitch.conf',
+  'hosts',
+  'resolv.conf',
+  'host.conf',
+  'gai.conf',
+  'services',
+  'protocols',
+  'alternatives',
+  'mime.types',
+  'magic',
+  'fonts',
 ]);
 
 /** Options of {@link sandboxArgs}. */
@@ -59,15 +80,19 @@ export function baseSandboxArgs(allowNetwork: boolean, readOnlyPaths: readonly s
     ...systemDirArgs(),
     ...SANDBOX_ETC_ENTRIES.flatMap((entry) => ['--ro-bind-try', `/etc/${entry}`, `/etc/${entry}`]),
     ...readOnlyPaths.flatMap((extra) => ['--ro-bind-try', extra, extra]),
-    '--dev', '/dev',
-    '--proc', '/proc',
-    '--tmpfs', '/tmp',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+    '--tmpfs',
+    '/tmp',
     '--unshare-pid',
     '--unshare-ipc',
     '--unshare-uts',
     '--unshare-cgroup-try',
     // As root, bwrap would otherwise hand every capability to the sandbox (mknod a disk device, mount, ptrace, …).
-    '--cap-drop', 'ALL',
+    '--cap-drop',
+    'ALL',
     '--die-with-parent',
     '--new-session',
   ];
@@ -82,11 +107,17 @@ export function sandboxArgs(options: SandboxArgsOptions): string[] {
   return [
     ...baseSandboxArgs(options.allowNetwork, options.readOnlyPaths),
     // After the fresh /tmp, so that a workspace under /tmp stays the real directory.
-    '--bind', root, root,
+    '--bind',
+    root,
+    root,
     // Over the workspace bind: sandboxed code cannot change the harness's state or plant symlinks in it.
-    '--ro-bind', state, state,
-    '--chdir', options.cwd ?? root,
+    '--ro-bind',
+    state,
+    state,
+    '--chdir',
+    options.cwd ?? root,
     // Last, once every mount point exists: the sandbox's own root (where /etc, /home, … would be) is read-only too.
-    '--remount-ro', '/',
+    '--remount-ro',
+    '/',
   ];
 }

@@ -26,6 +26,8 @@ export class OutputCapture {
   }
 
   toString(): string {
-    return this.dropped > 0 ? `${this.head}\n[… ${this.dropped} characters omitted …]\n${this.tail}` : this.head + this.tail;
+    return this.dropped > 0
+      ? `${this.head}\n[… ${this.dropped} characters omitted …]\n${this.tail}`
+      : this.head + this.tail;
   }
 }

@@ -84,7 +84,8 @@ function parseResult(line: string): ResultMessage | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const { nonce, result, error, barriers } = value as Record<string, unknown>;
   const textOrNull = (field: unknown): field is string | null => field === null || typeof field === 'string';
-  if (typeof nonce !== 'string' || !textOrNull(result) || !textOrNull(error) || typeof barriers !== 'boolean') return undefined;
+  if (typeof nonce !== 'string' || !textOrNull(result) || !textOrNull(error) || typeof barriers !== 'boolean')
+    return undefined;
   return { nonce, result, error, barriers };
 }
 
@@ -112,10 +113,17 @@ export class PythonSession {
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(python: string, spawn: PythonSpawnOptions) {
-    this.proc = spawnInWorkspace(python, ['-u', '-c', PYTHON_DRIVER], { ...spawn, stdio: ['pipe', 'pipe', 'pipe', 'pipe'] });
+    this.proc = spawnInWorkspace(python, ['-u', '-c', PYTHON_DRIVER], {
+      ...spawn,
+      stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+    });
     const { child } = this.proc;
-    this.stream('stdout').setEncoding('utf8').on('data', (chunk: string) => this.onOutput('stdout', chunk));
-    this.stream('stderr').setEncoding('utf8').on('data', (chunk: string) => this.onOutput('stderr', chunk));
+    this.stream('stdout')
+      .setEncoding('utf8')
+      .on('data', (chunk: string) => this.onOutput('stdout', chunk));
+    this.stream('stderr')
+      .setEncoding('utf8')
+      .on('data', (chunk: string) => this.onOutput('stderr', chunk));
     this.pauseOutput();
     (child.stdio[3] as Readable | null)?.setEncoding('utf8').on('data', (chunk: string) => this.onResults(chunk));
     (child.stdio[3] as Readable | null)?.on('error', () => undefined);
@@ -164,7 +172,12 @@ export class PythonSession {
     return new Promise((resolve) => {
       const nonce = randomBytes(16).toString('hex');
       const marker = `\n${nonce}\n`;
-      const cell: ActiveCell = { nonce, stdout: new BarrierCollector(marker, maxChars), stderr: new BarrierCollector(marker, maxChars), resolve };
+      const cell: ActiveCell = {
+        nonce,
+        stdout: new BarrierCollector(marker, maxChars),
+        stderr: new BarrierCollector(marker, maxChars),
+        resolve,
+      };
       const onAbort = (): void => {
         cell.ended ??= 'aborted';
         this.kill();
@@ -215,7 +228,8 @@ export class PythonSession {
       this.onResultLine(line);
       newline = this.results.indexOf('\n');
     }
-    if (this.results.length > MAX_RESULT_LINE) this.breakProtocol(`a result message longer than ${MAX_RESULT_LINE} characters`);
+    if (this.results.length > MAX_RESULT_LINE)
+      this.breakProtocol(`a result message longer than ${MAX_RESULT_LINE} characters`);
   }
 
   private onResultLine(line: string): void {

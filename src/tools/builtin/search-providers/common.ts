@@ -11,13 +11,18 @@ import type { SearchResult } from './types.js';
 /** Connection options of every adapter. */
 export const HttpOptionsSchema = z.strictObject({
   baseURL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
-  dispatcher: z.custom<Dispatcher>((value) => typeof value === 'object' && value !== null, 'must be an undici Dispatcher').optional(),
+  dispatcher: z
+    .custom<Dispatcher>((value) => typeof value === 'object' && value !== null, 'must be an undici Dispatcher')
+    .optional(),
   timeoutMs: z.number().int().min(1).max(600_000).default(DEFAULT_HTTP_TIMEOUT_MS),
   maxResponseBytes: z.number().int().min(1_024).max(1_073_741_824).default(DEFAULT_MAX_RESPONSE_BYTES),
 });
 
 /** An API key: a non-empty string. */
-export const ApiKeySchema = z.string({ error: 'is required (a non-empty string)' }).trim().min(1, 'must be a non-empty string');
+export const ApiKeySchema = z
+  .string({ error: 'is required (a non-empty string)' })
+  .trim()
+  .min(1, 'must be a non-empty string');
 
 /** Drops results without a URL and leaves out absent optional fields. */
 export function cleanResult(result: {

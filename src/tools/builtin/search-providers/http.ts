@@ -86,7 +86,10 @@ export async function httpError(label: string, response: Response): Promise<Prov
 export async function httpFetch(url: string, options: HttpFetchOptions): Promise<HttpResponse> {
   const timeout = new AbortController();
   const timer = setTimeout(
-    () => timeout.abort(new HarnessError('timeout', `${options.label}: no complete response within ${options.timeoutMs} ms.`)),
+    () =>
+      timeout.abort(
+        new HarnessError('timeout', `${options.label}: no complete response within ${options.timeoutMs} ms.`),
+      ),
     options.timeoutMs,
   );
   const signal = options.signal ? AbortSignal.any([options.signal, timeout.signal]) : timeout.signal;
@@ -140,7 +143,9 @@ export async function fetchJson(url: string, options: HttpFetchOptions): Promise
       const type = response.headers.get('content-type') ?? 'no Content-Type';
       const start = text.slice(0, 80);
       // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what tells binary data apart
-      const shown = /[\ufffd\u0000-\u0008\u000e-\u001f]/.test(start) ? 'binary data' : `it starts with ${JSON.stringify(start)}`;
+      const shown = /[\ufffd\u0000-\u0008\u000e-\u001f]/.test(start)
+        ? 'binary data'
+        : `it starts with ${JSON.stringify(start)}`;
       throw new HarnessError(
         'invalid-response',
         `${options.label}: the response is not JSON (${type}; ${shown}). Check the base URL and the API key.`,

@@ -61,8 +61,13 @@ export function searxng(options: SearxngOptions): SearchProvider {
 
 /** Paper results (e.g. from the OpenAlex or arXiv engines) carry authors and a journal. */
 function scholarSource(item: Record<string, unknown>): string | undefined {
-  const authors = list(item.authors).map(text).filter((a): a is string => a !== undefined);
-  const parts = [authors.length > 3 ? `${authors.slice(0, 3).join(', ')} et al.` : authors.join(', '), text(item.journal)];
+  const authors = list(item.authors)
+    .map(text)
+    .filter((a): a is string => a !== undefined);
+  const parts = [
+    authors.length > 3 ? `${authors.slice(0, 3).join(', ')} et al.` : authors.join(', '),
+    text(item.journal),
+  ];
   const line = parts.filter((p) => p).join(' - ');
   return line || undefined;
 }

@@ -48,11 +48,15 @@ export function serper(options: SerperOptions): SearchProvider {
                 source: text(item.publicationInfo),
                 citedBy: count(item.citedBy),
               })
-            : cleanResult({ title: text(item.title), url: text(item.link), snippet: text(item.snippet), date: text(item.date) }),
+            : cleanResult({
+                title: text(item.title),
+                url: text(item.link),
+                snippet: text(item.snippet),
+                date: text(item.date),
+              }),
         ),
         request.num,
       );
     },
   };
 }
-

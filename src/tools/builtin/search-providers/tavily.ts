@@ -27,7 +27,11 @@ export function tavily(options: TavilyOptions): SearchProvider {
     name: 'tavily',
     supports: ['web'],
     async search(request: SearchRequest): Promise<SearchResult[]> {
-      const payload: Record<string, unknown> = { query: request.query, search_depth: opts.searchDepth, topic: 'general' };
+      const payload: Record<string, unknown> = {
+        query: request.query,
+        search_depth: opts.searchDepth,
+        topic: 'general',
+      };
       // Tavily accepts 0–20 results.
       if (request.num !== undefined) payload.max_results = Math.min(request.num, 20);
       const body = await fetchJson(joinUrl(baseURL, '/search'), {
