@@ -7,10 +7,9 @@
  * without, it replays a recorded-style agent offline.
  */
 import { createHarness, type LlmBackend } from 'horizon-harness';
-import { replayBackend } from 'horizon-harness/testing';
+import { DEMO_SCENARIO, replayBackend } from 'horizon-harness/testing';
 import { backendFromEnv } from './support/backend-from-env.js';
 import { demoTools } from './support/demo-tools.js';
-import { LISBON_REPLAY } from './support/lisbon-replay.js';
 
 /** The request: replace it with your own. */
 const TASK =
@@ -26,7 +25,7 @@ if (live) {
   console.log(
     'No OPENAI_API_KEY or ANTHROPIC_API_KEY set: running on the built-in replay backend (offline, scripted answers).',
   );
-  backend = replayBackend(LISBON_REPLAY);
+  backend = replayBackend(DEMO_SCENARIO);
 }
 
 const harness = createHarness({ backend, tools: demoTools() });

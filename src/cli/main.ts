@@ -6,7 +6,7 @@ import { Command, CommanderError, Option } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
 import { HarnessError } from '../errors.js';
 import { chooseBackend, type BackendFlags } from './backend-choice.js';
-import { DEMO_SCENARIO, DEMO_TASK } from './demo-scenario.js';
+import { DEMO_SCENARIO, DEMO_TASK } from '../testing/demo-scenario.js';
 import { EXIT_CODES, type CliIo } from './io.js';
 import { replayBackend } from '../testing/replay-backend.js';
 import { runCommand } from './run-command.js';

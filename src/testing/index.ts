@@ -7,3 +7,4 @@ export { ScriptedBackend, type Script, type ScriptStep, type ScriptedBackendOpti
 export { planOf, reply, submit, toolCall, toolCalls, verdict, type ScriptedToolCall } from './replies.js';
 export { PassThroughMemory } from './pass-through-memory.js';
 export { replayBackend, type ReplayScenario } from './replay-backend.js';
+export { DEMO_SCENARIO, DEMO_TASK } from './demo-scenario.js';

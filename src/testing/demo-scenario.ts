@@ -1,8 +1,9 @@
 /**
- * The demo task that `horizon-harness replay` and `npm run demo` run offline, and what the replayed agent knows of it.
+ * The demo task that `horizon-harness replay` and `npm run demo` run offline, and what the replayed agent knows of it
+ * (exported from `horizon-harness/testing` as an example scenario for `replayBackend`).
  * @module
  */
-import type { ReplayScenario } from '../testing/replay-backend.js';
+import type { ReplayScenario } from './replay-backend.js';
 
 /** The demo request: a three-section itinerary file. */
 export const DEMO_TASK =
