@@ -176,6 +176,7 @@ export {
   type SandboxMode,
   type SandboxStatus,
 } from './tools/builtin/sandbox.js';
+export type { ProcessLimitKind } from './tools/builtin/sandbox/containment.js';
 
 // --- pipeline (src/harness, planner, synthesizer, verifier, repairer, prompts) ---
 export {
