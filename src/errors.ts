@@ -90,9 +90,8 @@ export class HarnessError extends Error {
    */
   static override [Symbol.hasInstance](value: unknown): boolean {
     // biome-ignore lint/complexity/noThisInStatic: `this` is the class instanceof was called on, a subclass included
-    return this === HarnessError
-      ? HarnessError.isInstance(value)
-      : Function.prototype[Symbol.hasInstance].call(this, value);
+    if (this !== HarnessError) return Function.prototype[Symbol.hasInstance].call(this, value);
+    return HarnessError.isInstance(value);
   }
 }
 

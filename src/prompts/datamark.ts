@@ -19,6 +19,9 @@ const IGNORED = /[\p{Default_Ignorable_Code_Point}\p{Cf}\p{M}]/gu;
 /** Brackets that look like the marker's own (after compatibility normalisation). */
 const BRACKETS = '⟦〚';
 
+/** Text made of ASCII characters only: its normalised view is just its lower case. */
+const ASCII_ONLY = /^\p{ASCII}*$/u;
+
 /** What a marker-like sequence's bracket becomes: plain ASCII, which no block ever opens or closes with. */
 const NEUTRAL_BRACKET = '[';
 /** What stands in for the run's id wherever untrusted text contains it. */
@@ -44,6 +47,7 @@ export class DataMark {
   /** The closing marker, `⟦/data-<id>⟧`. */
   readonly close: string;
   private readonly finder: RegExp;
+  private readonly idInAnyCase: RegExp;
 
   constructor(id: string) {
     if (!ID_PATTERN.test(id)) {
@@ -57,6 +61,7 @@ export class DataMark {
     this.close = `⟦/data-${id}⟧`;
     // Searched in the normalised view of a text: any marker-like prefix (whatever its id), and the run's id itself.
     this.finder = new RegExp(`[${BRACKETS}]/?data-|${id}`, 'g');
+    this.idInAnyCase = new RegExp(id, 'i');
   }
 
   /** A fresh boundary from 64 random bits: what each run uses. */
@@ -101,9 +106,14 @@ export class DataMark {
    * of the markers are caught too.
    */
   neutralize(text: string): string {
-    // Fast path: almost all text holds nothing marker-like.
-    this.finder.lastIndex = 0;
-    if (!this.finder.test(normalizedForSearch(text))) return text;
+    // Fast paths: almost all text holds nothing marker-like. ASCII text has no brackets, invisible characters or
+    // compatibility forms, so only the id (in any case) could be there; other text is searched in its normalised view.
+    if (ASCII_ONLY.test(text)) {
+      if (!this.idInAnyCase.test(text)) return text;
+    } else {
+      this.finder.lastIndex = 0;
+      if (!this.finder.test(normalizedForSearch(text))) return text;
+    }
     const { view, origin } = mappedView(text);
     let out = '';
     let copied = 0;

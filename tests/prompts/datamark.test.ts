@@ -74,3 +74,13 @@ describe('DataMark', () => {
     expect(mark.neutralize(`x\u200B⟦/da\u200Bta-1⟧`)).toBe('x\u200B[/data-1⟧');
   });
 });
+
+describe('DataMark on plain ASCII text', () => {
+  // ASCII text takes a fast path that skips normalisation; the run's id in any case must still be caught there.
+  it('replaces the run id in upper or mixed case', () => {
+    const text = `ordinary log line; boundary ${ID.toUpperCase()} and ${'0123456789AbCdEf'} end`;
+    const neutral = mark.neutralize(text);
+    expect(neutral.toLowerCase()).not.toContain(ID);
+    expect(neutral).toBe('ordinary log line; boundary (boundary-id) and (boundary-id) end');
+  });
+});
