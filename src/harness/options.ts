@@ -3,7 +3,7 @@
  * @module
  */
 import { z } from 'zod';
-import type { LlmBackend } from '../backend/types.js';
+import type { LlmBackend, Purpose } from '../backend/types.js';
 import { DEFAULTS } from '../defaults.js';
 import { ManagedOptionsSchema } from '../managed/options.js';
 import { HarnessError } from '../errors.js';
@@ -157,16 +157,7 @@ export type HarnessOptions = z.input<typeof HarnessOptionsSchema>;
 /** The options after defaults. @internal */
 export type ResolvedHarnessOptions = z.output<typeof HarnessOptionsSchema>;
 /** A role that can have its own backend through `roles`. */
-export type RoleName =
-  | 'plan'
-  | 'execute'
-  | 'synthesize'
-  | 'verify'
-  | 'repair'
-  | 'summarize'
-  | 'vision'
-  | 'manage'
-  | 'audit';
+export type RoleName = Purpose;
 
 /** Validates `createHarness` options; a bad one throws `invalid-options` naming it and what is allowed. @internal */
 export function parseHarnessOptions(options: HarnessOptions): ResolvedHarnessOptions {
