@@ -395,17 +395,21 @@ export function isDeltaEvent(event: { type: HarnessEventType }): boolean {
 }
 
 /**
- * The emitter of one run: stamps each event, keeps it in `log` (the run report is computed from it) and sends it to
- * `events`. A streaming delta is sent only while its type has a listener and is never kept in the log, so a run
- * costs the same with or without streaming when nobody watches, and a long run's log does not grow with every token.
+ * The emitter of one run: stamps each event, hands it to `record` (the run report is counted from it) and sends it
+ * to `events`. A streaming delta is sent only while its type has a listener and is never recorded, so a run costs
+ * the same with or without streaming when nobody watches.
  * @internal
  */
-export function runEventSender(events: HarnessEvents, now: () => number, log: HarnessEvent[]): EmitEvent {
+export function runEventSender(
+  events: HarnessEvents,
+  now: () => number,
+  record: (event: HarnessEvent) => void,
+): EmitEvent {
   return (event) => {
     const delta = isDeltaEvent(event);
     if (delta && events.listenerCount(event.type) === 0) return;
     const stamped = { ...event, timestamp: now() } as HarnessEvent;
-    if (!delta) log.push(stamped);
+    if (!delta) record(stamped);
     events.send(stamped);
   };
 }

@@ -9,7 +9,7 @@ import { MemoryManager } from '../memory/memory-manager.js';
 import type { RunResult } from '../pipeline/types.js';
 import { copyAttachments } from './intake.js';
 import type { PipelineRunInit } from './pipeline-run.js';
-import { buildReport } from './report.js';
+import { buildReport, newReportTally } from './report.js';
 import { RoleWiring } from './role-wiring.js';
 import { RunControl } from './run-control.js';
 import { assembleResult } from './run-result.js';
@@ -18,7 +18,7 @@ import { assembleResult } from './run-result.js';
 export async function runManagedMode(init: PipelineRunInit): Promise<RunResult> {
   const o = init.options;
   const log: HarnessEvent[] = [];
-  const send: EmitEvent = runEventSender(init.bus, init.now, log);
+  const send: EmitEvent = runEventSender(init.bus, init.now, (event) => log.push(event));
   // run-finish waits until the workspace is sealed and unlocked (see PipelineRunInit.endWorkspace), as in the pipeline.
   let finishEvent: Parameters<EmitEvent>[0] | undefined;
   const emit: EmitEvent = (event) => {
@@ -57,7 +57,7 @@ export async function runManagedMode(init: PipelineRunInit): Promise<RunResult> 
       records: [],
       verdicts: [],
       workspace: init.workspace.root,
-      log,
+      tally: newReportTally(),
       wallTimeMs: Math.max(0, init.now() - startedAt),
     });
     return finish(result);

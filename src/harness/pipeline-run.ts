@@ -4,7 +4,7 @@
  * {@link RoleWiring}'s and the result {@link assembleResult}'s.
  * @module
  */
-import { runEventSender, type EmitEvent, type HarnessEvent, type HarnessEvents } from '../events.js';
+import { runEventSender, type EmitEvent, type HarnessEvents } from '../events.js';
 import type { ExecutorResult } from '../executor/types.js';
 import { MemoryManager } from '../memory/memory-manager.js';
 import { saveLongAnswer } from '../pipeline/answers.js';
@@ -19,6 +19,7 @@ import type { Workspace } from '../workspace/types.js';
 import { copyAttachments } from './intake.js';
 import { IterationBudget } from './iteration-budget.js';
 import type { ResolvedHarnessOptions } from './options.js';
+import { newReportTally, tallyEvent } from './report.js';
 import { RoleWiring } from './role-wiring.js';
 import { FATAL_ERROR_CODES, RunControl, StopRun } from './run-control.js';
 import { assembleResult } from './run-result.js';
@@ -44,7 +45,8 @@ export interface PipelineRunInit {
 /** One run of the pipeline. @internal */
 export class PipelineRun {
   private readonly o: ResolvedHarnessOptions;
-  private readonly log: HarnessEvent[] = [];
+  /** The report's counters, folded from the run's events as they happen. */
+  private readonly tally = newReportTally();
   private readonly emit: EmitEvent;
   private readonly control: RunControl;
   private readonly roles: RoleWiring;
@@ -61,7 +63,7 @@ export class PipelineRun {
   constructor(private readonly init: PipelineRunInit) {
     this.o = init.options;
     this.startedAt = init.now();
-    this.emit = runEventSender(init.bus, init.now, this.log);
+    this.emit = runEventSender(init.bus, init.now, (event) => tallyEvent(this.tally, event));
     this.control = new RunControl(this.o.limits);
     this.roles = new RoleWiring(this.o, {
       runId: init.runId,
@@ -407,7 +409,7 @@ export class PipelineRun {
       records: this.records,
       verdicts: this.verdicts,
       workspace: this.init.workspace.root,
-      log: this.log,
+      tally: this.tally,
       wallTimeMs: Math.max(0, this.init.now() - this.startedAt),
     });
     await this.init.endWorkspace?.(result.status);

@@ -2,10 +2,9 @@
  * The result of a run, assembled from its state when it ends, however it ends.
  * @module
  */
-import type { HarnessEvent } from '../events.js';
 import { partialDeliverable } from '../pipeline/checkpoints.js';
 import type { Deliverable, PlannedSubtask, RunResult, SubtaskRecord, Verdict } from '../pipeline/types.js';
-import { buildReport } from './report.js';
+import { reportFromTally, type ReportTally } from './report.js';
 import type { StopRun } from './run-control.js';
 
 /** The state of a run at its end. @internal */
@@ -17,7 +16,7 @@ export interface RunEndState {
   records: readonly SubtaskRecord[];
   verdicts: readonly Verdict[];
   workspace: string;
-  log: readonly HarnessEvent[];
+  tally: ReportTally;
   wallTimeMs: number;
 }
 
@@ -58,6 +57,6 @@ export function assembleResult(state: RunEndState): RunResult {
     verdicts: [...verdicts],
     workspace: state.workspace,
     ...(error ? { error } : {}),
-    report: buildReport(state.log, { wallTimeMs: state.wallTimeMs, subtasks, verdicts }),
+    report: reportFromTally(state.tally, { wallTimeMs: state.wallTimeMs, subtasks, verdicts }),
   };
 }
