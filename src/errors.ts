@@ -55,6 +55,16 @@ export type HarnessErrorCode =
   | 'budget-exhausted'
   /** The deliverable still had defects after the last repair. */
   | 'verification-failed'
+  /** The next model call would take the run's cost past `limits.maxCost`. */
+  | 'cost-limit'
+  /** A run store could not save or load a snapshot (disk full, permission, connection); the last good one is intact. */
+  | 'store-failed'
+  /** `harness.resume()` found no snapshot for the run id in the store it looked in. */
+  | 'run-not-found'
+  /** A snapshot was made by another library version, other options or another mode; it was not applied. */
+  | 'resume-incompatible'
+  /** A subpath export (`horizon-harness/mcp`, `/otel`, `/bullmq`) was used without its optional peer dependency. */
+  | 'missing-peer-dependency'
   /** Anything else; the `cause` holds the original error. */
   | 'internal';
 

@@ -4,6 +4,7 @@
  */
 import { EventEmitter } from 'eventemitter3';
 import type { FinishReason, Purpose, Usage } from './backend/types.js';
+import type { ResumeRedo } from './durability/types.js';
 import type {
   Defect,
   Deliverable,
@@ -235,6 +236,22 @@ export type RunErrorEvent = EventBase & {
   stage: string;
 };
 
+/**
+ * A run goes on from its last snapshot (`harness.resume()`); every later event of the run carries `resumed: true`.
+ */
+export type RunResumeEvent = EventBase & {
+  type: 'run-resume';
+  mode: 'pipeline' | 'managed';
+  /** The stage the run goes on with (`execute`, `synthesize`, `verify`, `repair`, `manage`, …). */
+  stage: string;
+  /** The scope of the executor loop it goes on inside, when it stopped in one. */
+  scope?: string;
+  /** Harness clock when the snapshot it goes on from was saved. */
+  savedAt: number;
+  /** What is done again, or handed to the model as interrupted. */
+  redo: ResumeRedo;
+};
+
 /** Every event the harness emits. */
 export type HarnessEvent =
   | RunStartEvent
@@ -262,7 +279,8 @@ export type HarnessEvent =
   | IntegrityViolationEvent
   | RunWarningEvent
   | RunFinishEvent
-  | RunErrorEvent;
+  | RunErrorEvent
+  | RunResumeEvent;
 
 /** The `type` of an event. */
 export type HarnessEventType = HarnessEvent['type'];
@@ -377,6 +395,7 @@ export const HARNESS_EVENT_TYPES: readonly HarnessEventType[] = [
   'run-warning',
   'run-finish',
   'run-error',
+  'run-resume',
 ];
 
 /** A function that stamps and emits an event; components receive one instead of the emitter. */

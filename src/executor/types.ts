@@ -3,6 +3,7 @@
  * @module
  */
 import type { Usage } from '../backend/types.js';
+import type { LoopCheckpoint } from '../durability/types.js';
 import type { HarnessErrorCode } from '../errors.js';
 import type { DataMark } from '../prompts/datamark.js';
 import type { Workspace } from '../workspace/types.js';
@@ -30,6 +31,16 @@ export interface ExecutorRunInput {
    * it. Pass the one `objective` and `priorState` were marked with. Absent: a fresh one for this loop.
    */
   dataMark?: DataMark;
+  /**
+   * Goes on from this saved state instead of a fresh dialogue: a finished tool call of the last reply keeps its
+   * result, a started unfinished one is re-run when its tool is read-only and otherwise answered as interrupted.
+   */
+  resumeFrom?: LoopCheckpoint;
+  /**
+   * Awaited with the loop's state after every model response and before and after every tool call; a rejection
+   * ends the loop `failed` with that error (a store that cannot save must not let the run go on unrecorded).
+   */
+  onCheckpoint?: (checkpoint: LoopCheckpoint) => Promise<void>;
 }
 
 /** How one executor loop ended. */

@@ -5,6 +5,7 @@
  * @module
  */
 import { runEventSender, type EmitEvent, type HarnessEvents } from '../events.js';
+import type { RunCheckpointer, RunSnapshot } from '../durability/types.js';
 import type { ExecutorResult } from '../executor/types.js';
 import { MemoryManager } from '../memory/memory-manager.js';
 import { saveLongAnswer } from '../pipeline/answers.js';
@@ -40,6 +41,10 @@ export interface PipelineRunInit {
    * of that event can start the next run on the same directory. Never throws.
    */
   endWorkspace?: ((status: RunResult['status']) => Promise<void>) | undefined;
+  /** Where the run's snapshots go; absent when the run keeps none (`store: false`). */
+  checkpointer?: RunCheckpointer | undefined;
+  /** The snapshot to go on from (`harness.resume()`), already checked to belong to this run, mode and options. */
+  resume?: RunSnapshot | undefined;
 }
 
 /** One run of the pipeline. @internal */

@@ -30,6 +30,7 @@ export function newReportTally(): ReportTally {
     compressions: 0,
     prunes: 0,
     warnings: {},
+    resumes: { count: 0, redoneModelCalls: 0, rerunToolCalls: 0, interruptedToolCalls: 0 },
   };
 }
 
@@ -70,6 +71,12 @@ export function tallyEvent(tally: ReportTally, event: HarnessEvent): void {
       break;
     case 'run-warning':
       tally.warnings[event.code] = (tally.warnings[event.code] ?? 0) + 1;
+      break;
+    case 'run-resume':
+      tally.resumes.count += 1;
+      tally.resumes.redoneModelCalls += event.redo.modelCalls;
+      tally.resumes.rerunToolCalls += event.redo.rerunToolCalls.length;
+      tally.resumes.interruptedToolCalls += event.redo.interruptedToolCalls.length;
       break;
     default:
       break;

@@ -102,6 +102,19 @@ export interface RunReport {
    * saved whole, a failing summariser, images the verifier could not see).
    */
   warnings: Partial<Record<RunWarningCode, number>>;
+  /** How often the run was resumed from a snapshot, and what that re-did (see `run-resume`). */
+  resumes: ResumeCounts;
+}
+
+/** What resuming a run re-did, summed over its resumes. */
+export interface ResumeCounts {
+  count: number;
+  /** Model calls in flight at a stop, made again. */
+  redoneModelCalls: number;
+  /** Read-only tool calls in flight at a stop, run again. */
+  rerunToolCalls: number;
+  /** Other tool calls in flight at a stop, reported to the model as interrupted instead of run again. */
+  interruptedToolCalls: number;
 }
 
 /** The outcome of `harness.run()`. */

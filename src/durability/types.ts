@@ -1,0 +1,143 @@
+/**
+ * Durable runs: the store a run's snapshots go to, and the shapes a snapshot is made of. A run saves a snapshot after
+ * every model response, every tool call's start and end, and every stage change; `harness.resume()` continues from
+ * the last one. See docs/durability.md.
+ * @module
+ */
+import type { Message, Usage } from '../backend/types.js';
+
+/**
+ * Where a run's snapshots are kept: the file store in the run's workspace by default, Redis with
+ * `horizon-harness/bullmq`, or your own. Implementations must make `save` atomic (after a crash, `load` returns the
+ * previous or the new snapshot, never a mix) and may reject; a rejected `save` ends the run with `store-failed`.
+ */
+export interface RunStore {
+  /** Replaces the run's snapshot. */
+  save(runId: string, snapshot: RunSnapshot): Promise<void>;
+  /** The run's last saved snapshot, or `undefined` when there is none. */
+  load(runId: string): Promise<RunSnapshot | undefined>;
+  /** The ids of the runs that have a snapshot. */
+  list(): Promise<string[]>;
+  /** Removes the run's snapshot (no error when there is none). */
+  delete(runId: string): Promise<void>;
+}
+
+/**
+ * Everything a run needs to continue: plain JSON. `state` is the mode's own part (the pipeline's stages or managed
+ * mode's task state); the header says whether it may be applied at all.
+ */
+export interface RunSnapshot {
+  /** Version of this shape; a snapshot of another format is refused (`resume-incompatible`). */
+  format: 1;
+  /** The `horizon-harness` version that wrote it. */
+  library: string;
+  runId: string;
+  mode: 'pipeline' | 'managed';
+  /** What the options that change a run's course were (see {@link OptionsFingerprint}). */
+  fingerprint: OptionsFingerprint;
+  /** Harness clock when saved. */
+  savedAt: number;
+  /** Sequence number of the last event emitted before this save. */
+  seq: number;
+  /** `running` until the run ends; a finished snapshot carries the result, and resuming it returns that result. */
+  status: 'running' | 'finished';
+  input: { task: string; attachments: string[] };
+  /** Absolute path of the run's workspace. */
+  workspace: string;
+  /** The run's data-mark id, so the resumed prompts keep the boundary the saved dialogue was marked with. */
+  dataMark: string;
+  /** Budgets used so far. */
+  used: { iterations: number; elapsedMs: number };
+  /** The mode's own state: plan, records, verdicts, deliverable, repairs, report tally, … */
+  state: unknown;
+  /** The executor loop in progress, when the run stopped inside one. */
+  loop?: LoopCheckpoint;
+  /** The run's result, once `status` is `finished`. */
+  result?: unknown;
+}
+
+/**
+ * The options that decide what a run does, each as a short string (numbers, booleans, names of tools and
+ * components, model ids), plus their hash. Resuming under options with another hash is refused, naming the fields
+ * that differ.
+ */
+export interface OptionsFingerprint {
+  hash: string;
+  fields: Record<string, string>;
+}
+
+/** One tool call of the reply being worked on, as journaled around its execution. */
+export interface ToolCallJournal {
+  callId: string;
+  toolName: string;
+  arguments: string;
+  /** The tool's `readOnly` flag when the call started: a started, unfinished read-only call is re-run on resume. */
+  readOnly: boolean;
+  /** `started` is saved before the tool runs, `finished` with its result once it returned. */
+  state: 'started' | 'finished';
+  /** The tool's result as returned, once finished. */
+  result?: { text: string; isError: boolean; files: string[] };
+}
+
+/**
+ * The state of one executor loop, saved after every model response and every tool call's start and end, so that a
+ * resumed loop goes on with at most one model call and one tool call re-done.
+ */
+export interface LoopCheckpoint {
+  purpose: 'execute' | 'synthesize' | 'repair';
+  scope: string;
+  /** Model calls made so far. */
+  iterations: number;
+  /** The dialogue as the memory layer holds it (already bounded). */
+  dialogue: Message[];
+  usage: Usage;
+  peakRequestTokens: number;
+  /** The last non-empty text the model wrote. */
+  lastText: string;
+  /** Text of replies cut by the output limit, waiting for their continuation. */
+  cutOff: string;
+  /** Files the loop's tools wrote so far. */
+  toolFiles: string[];
+  /** The repeated-invalid-call detector: the last invalid call's key and how often it came in a row. */
+  invalid: { key: string | null; count: number };
+  /** The tool calls of the dialogue's last assistant reply that have no observation in `dialogue` yet. */
+  toolCalls: ToolCallJournal[];
+}
+
+/** Options of `harness.resume()`. */
+export interface ResumeOptions {
+  /**
+   * The run's workspace directory. Needed to find the snapshot of the default file store, which lives in the
+   * workspace (`.harness/run.json`); with another store, the snapshot's own workspace is used when this is absent.
+   */
+  workspace?: string;
+  signal?: AbortSignal;
+  /** The store to load from and save to. @defaultValue the harness's `store` option */
+  store?: RunStore;
+}
+
+/** What the resumed run re-does, as told by `run-resume` and counted in the report. */
+export interface ResumeRedo {
+  /** The model call that was in flight when the run stopped (0 or 1). */
+  modelCalls: number;
+  /** Started, unfinished calls of read-only tools, re-run. */
+  rerunToolCalls: string[];
+  /** Started, unfinished calls of other tools, reported to the model as interrupted (not re-run). */
+  interruptedToolCalls: string[];
+}
+
+/**
+ * A run's link to its store, as a mode uses it; the harness builds one per run and fills in the snapshot's header
+ * (version, fingerprint, event sequence number, input, workspace, data mark). Saves are serialised and each is
+ * awaited before the run goes on.
+ * @internal
+ */
+export interface RunCheckpointer {
+  /**
+   * Saves the mode's state, the budgets used and the executor loop in progress (if any). Rejects with a
+   * `HarnessError` `store-failed` when the store fails; the last good snapshot stays as it was.
+   */
+  save(progress: { state: unknown; used: RunSnapshot['used']; loop?: LoopCheckpoint }): Promise<void>;
+  /** Saves the ended run's result (`status: 'finished'`); a failure is reported as a `run-warning`, never thrown. */
+  finish(result: unknown): Promise<void>;
+}
