@@ -41,7 +41,18 @@ export class HttpTransport {
     this.url = displayUrl(url);
     this.#retry = retry;
     this.#redactor = new Redactor(credentialSecrets({ apiKey, headers, url }));
-    this.#post = { url, headers, errors, ...timeouts, dispatcher: timedDispatcher(dispatcher, timeouts) };
+    let timed: Promise<Dispatcher> | undefined;
+    const { firstByteTimeoutMs, idleTimeoutMs } = timeouts;
+    this.#post = {
+      url,
+      headers,
+      errors,
+      ...timeouts,
+      dispatcher: () => {
+        timed ??= timedDispatcher(dispatcher, { firstByteTimeoutMs, idleTimeoutMs });
+        return timed;
+      },
+    };
   }
 
   /**

@@ -4,9 +4,10 @@
  * @module
  * @internal
  */
-import { Agent, fetch, type Dispatcher, type Response } from 'undici';
+import type { Dispatcher, Response } from 'undici';
 import { HarnessError, ProviderHttpError } from '../errors.js';
 import { errorCodes, httpError, networkError, type ErrorContext } from './http-errors.js';
+import { undici } from '../util/undici.js';
 import { displayUrl } from './redact.js';
 
 /** The three timeouts of one request, in ms (`0` turns the first-byte or idle one off). @internal */
@@ -23,7 +24,8 @@ export interface RequestTimeouts {
 export interface PostSettings extends RequestTimeouts {
   url: string;
   headers: Record<string, string>;
-  dispatcher: Dispatcher;
+  /** The dispatcher of every request, made on the first one. */
+  dispatcher: () => Promise<Dispatcher>;
   errors: ErrorContext;
 }
 
@@ -32,11 +34,11 @@ export interface PostSettings extends RequestTimeouts {
  * they hold for a caller's proxy agent too; undici reports them as `UND_ERR_HEADERS_TIMEOUT` / `UND_ERR_BODY_TIMEOUT`.
  * @internal
  */
-export function timedDispatcher(
+export async function timedDispatcher(
   injected: Dispatcher | undefined,
   timeouts: Omit<RequestTimeouts, 'timeoutMs'>,
-): Dispatcher {
-  const base = injected ?? new Agent();
+): Promise<Dispatcher> {
+  const base = injected ?? new (await undici()).Agent();
   return base.compose(
     (dispatch) => (options, handler) =>
       dispatch(
@@ -125,6 +127,8 @@ export async function postJson(
   body: unknown,
   signal: AbortSignal | undefined,
 ): Promise<OpenResponse> {
+  // Loaded before the request's clock starts: the first call of a process must not spend its timeout importing undici.
+  const [{ fetch }, dispatcher] = await Promise.all([undici(), settings.dispatcher()]);
   const scope = new RequestScope(settings, signal);
   try {
     const response = await fetch(settings.url, {
@@ -132,7 +136,7 @@ export async function postJson(
       headers: { 'content-type': 'application/json', ...settings.headers },
       body: JSON.stringify(body),
       signal: scope.controller.signal,
-      dispatcher: settings.dispatcher,
+      dispatcher,
     });
     if (!response.ok) {
       const text = await response.text();

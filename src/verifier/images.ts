@@ -168,9 +168,9 @@ async function prepareImage(
   data: Uint8Array,
   budget: ImageBudget,
 ): Promise<PreparedImage | SkippedImage> {
-  let info: ReturnType<typeof describeImage>;
+  let info: Awaited<ReturnType<typeof describeImage>>;
   try {
-    info = describeImage(data);
+    info = await describeImage(data);
   } catch {
     return { label, reason: 'it is not an image format that can be read' };
   }

@@ -58,7 +58,7 @@ export function analyzeImageTool(options: AnalyzeImageToolOptions = {}): Tool<z.
       }
       let mediaType: string;
       try {
-        mediaType = describeImage(data).mediaType;
+        mediaType = (await describeImage(data)).mediaType;
       } catch {
         throw new HarnessError(
           'invalid-input',

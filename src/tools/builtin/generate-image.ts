@@ -76,7 +76,7 @@ export function generateImageTool(options: GenerateImageToolOptions): Tool<z.out
       const image = await opts.backend.generate({ prompt, size, signal: context.signal });
       let dimensions: { width: number; height: number };
       try {
-        dimensions = describeImage(image.data);
+        dimensions = await describeImage(image.data);
       } catch (error) {
         throw new HarnessError(
           'invalid-response',

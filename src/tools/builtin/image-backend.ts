@@ -1,4 +1,5 @@
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { undici } from '../../util/undici.js';
 import { z } from 'zod';
 import { HarnessError } from '../../errors.js';
 import { describeImage } from '../../workspace/preview/image-preview.js';
@@ -67,8 +68,16 @@ export type OpenAIImagesOptions = z.input<typeof OpenAIImagesOptionsSchema> & {
 export function openAIImages(options: OpenAIImagesOptions): ImageBackend {
   const { dispatcher: given, ...rest } = options;
   const resolved = parseOptions(OpenAIImagesOptionsSchema, rest, 'openAIImages');
-  const dispatcher =
-    given ?? new Agent({ headersTimeout: resolved.timeoutMs, bodyTimeout: resolved.timeoutMs, connectTimeout: 30_000 });
+  let own: Promise<Dispatcher> | undefined;
+  const dispatcher = (): Promise<Dispatcher> => {
+    own ??= given
+      ? Promise.resolve(given)
+      : undici().then(
+          ({ Agent }) =>
+            new Agent({ headersTimeout: resolved.timeoutMs, bodyTimeout: resolved.timeoutMs, connectTimeout: 30_000 }),
+        );
+    return own;
+  };
   // GPT image models always answer in base64 and reject `response_format`; the DALL·E models need it to skip URLs.
   const askBase64 = !/^gpt-image/i.test(resolved.model);
   const label = `openAIImages(${resolved.model})`;
@@ -92,7 +101,7 @@ export function openAIImages(options: OpenAIImagesOptions): ImageBackend {
           ...resolved.headers,
         },
         body: JSON.stringify(body),
-        dispatcher,
+        dispatcher: await dispatcher(),
         timeoutMs: resolved.timeoutMs,
         maxBytes: resolved.maxResponseBytes,
         signal,
@@ -108,7 +117,7 @@ export function openAIImages(options: OpenAIImagesOptions): ImageBackend {
       const data = new Uint8Array(Buffer.from(first.b64_json, 'base64'));
       let mediaType: string;
       try {
-        mediaType = describeImage(data).mediaType;
+        mediaType = (await describeImage(data)).mediaType;
       } catch (error) {
         throw new HarnessError(
           'invalid-response',

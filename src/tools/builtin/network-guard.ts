@@ -8,9 +8,10 @@
 import { lookup as dnsLookup } from 'node:dns';
 import net, { type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { Agent, buildConnector } from 'undici';
+import type { Agent, buildConnector } from 'undici';
 import { z } from 'zod';
 import { HarnessError } from '../../errors.js';
+import { undici } from '../../util/undici.js';
 
 /** What the tools that fetch model-chosen URLs may reach. */
 export interface NetworkOptions {
@@ -245,7 +246,8 @@ function guardedLookup(policy: NetworkPolicy, resolve: LookupFunction): LookupFu
  * and a name on the addresses DNS returned, which are the only ones `net.connect` then uses.
  * @internal
  */
-export function guardedAgent(policy: NetworkPolicy, options: GuardedAgentOptions = {}): Agent {
+export async function guardedAgent(policy: NetworkPolicy, options: GuardedAgentOptions = {}): Promise<Agent> {
+  const { Agent, buildConnector } = await undici();
   const lookup = guardedLookup(policy, options.lookup ?? (dnsLookup as LookupFunction));
   const connector = options.connector ?? buildConnector({ lookup });
   return new Agent({

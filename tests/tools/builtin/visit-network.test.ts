@@ -99,7 +99,9 @@ describe('visit refuses private networks by default', () => {
   it('refuses a name that resolves to 127.0.0.1 (stubbed DNS) at connection time', async () => {
     server = await pageServer();
     const dns = stubLookup({ 'wiki.example': ['127.0.0.1'] });
-    const dispatcher = guardedAgent(new NetworkPolicy(NetworkOptionsSchema.parse({}), 'visit'), { lookup: dns.lookup });
+    const dispatcher = await guardedAgent(new NetworkPolicy(NetworkOptionsSchema.parse({}), 'visit'), {
+      lookup: dns.lookup,
+    });
     const error = await refused(visit(`http://wiki.example:${new URL(server.url).port}/`, { dispatcher }));
     expect(error.message).toBe(
       'visit: refused wiki.example: the name resolves to a loopback address, and private networks are not reached unless the application allows them (network.allowPrivate). Use a public URL.',
@@ -129,7 +131,7 @@ describe('visit redirects', () => {
       });
       const spy = recordingConnector((hostname) => hostname === '127.0.0.1');
       const dns = stubLookup({});
-      const dispatcher = guardedAgent(new NetworkPolicy(NetworkOptionsSchema.parse(network), 'visit'), {
+      const dispatcher = await guardedAgent(new NetworkPolicy(NetworkOptionsSchema.parse(network), 'visit'), {
         connector: spy.connector,
         lookup: dns.lookup,
       });

@@ -3,10 +3,11 @@
  * @internal
  * @module
  */
-import { fetch, type Dispatcher, type Response } from 'undici';
+import type { Dispatcher, Response } from 'undici';
 import type { z } from 'zod';
 import { HarnessError, ProviderHttpError, type HarnessErrorCode } from '../../../errors.js';
 import { describeIssues } from '../../../util/did-you-mean.js';
+import { undici } from '../../../util/undici.js';
 
 /** Default per-request timeout of the web tools. */
 export const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
@@ -84,6 +85,8 @@ export async function httpError(label: string, response: Response): Promise<Prov
 
 /** Fetches with undici, a timeout and the caller's signal; throws HarnessError on timeout, abort or connection failure. */
 export async function httpFetch(url: string, options: HttpFetchOptions): Promise<HttpResponse> {
+  // Loaded before the clock starts: the first request of a process must not spend its timeout importing undici.
+  const { fetch } = await undici();
   const timeout = new AbortController();
   const timer = setTimeout(
     () =>

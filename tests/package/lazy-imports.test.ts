@@ -8,8 +8,30 @@ import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-/** The parsers and image codecs that only previews and the verifier's images need. */
-const HEAVY = ['pngjs', 'jpeg-js', 'jszip', 'unpdf', 'mammoth', '@e965/xlsx', 'tar', '@xmldom/xmldom'];
+/**
+ * What a run may never need, loaded on first use: the parsers and image codecs of previews and the verifier's
+ * images, the HTML stack of `visit`, undici (the first HTTP request), the tokenizer's rank tables (the first exact
+ * count), and the optional peers of the subpath exports.
+ */
+const HEAVY = [
+  'pngjs',
+  'jpeg-js',
+  'jszip',
+  'unpdf',
+  'mammoth',
+  '@e965/xlsx',
+  'tar',
+  '@xmldom/xmldom',
+  'image-size',
+  'linkedom',
+  '@mozilla/readability',
+  'undici',
+  'gpt-tokenizer',
+  '@modelcontextprotocol/sdk',
+  '@opentelemetry/api',
+  'bullmq',
+  'ioredis',
+];
 
 let dir: string;
 beforeAll(async () => {
@@ -31,7 +53,7 @@ beforeAll(async () => {
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
 describe('importing the library', () => {
-  it('loads no document parser or image codec before first use', async () => {
+  it('loads no parser, codec, HTML stack, HTTP client, rank table or optional peer before first use', async () => {
     const { stderr } = await promisify(execFile)(
       process.execPath,
       [
