@@ -14,7 +14,15 @@ const cli: Options = {
 
 export default defineConfig([
   {
-    entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' },
+    // The subpaths with optional peers (mcp, otel, bullmq) load them with import() on first use, never statically.
+    entry: {
+      index: 'src/index.ts',
+      'testing/index': 'src/testing/index.ts',
+      'mcp/index': 'src/mcp/index.ts',
+      'otel/index': 'src/otel/index.ts',
+      'bullmq/index': 'src/bullmq/index.ts',
+      'benchmark/index': 'src/benchmark/index.ts',
+    },
     format: ['esm', 'cjs'],
     dts: true,
     sourcemap: true,

@@ -8,6 +8,10 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^horizon-harness\/testing$/, replacement: source('./src/testing/index.ts') },
+      { find: /^horizon-harness\/benchmark$/, replacement: source('./src/benchmark/index.ts') },
+      { find: /^horizon-harness\/mcp$/, replacement: source('./src/mcp/index.ts') },
+      { find: /^horizon-harness\/otel$/, replacement: source('./src/otel/index.ts') },
+      { find: /^horizon-harness\/bullmq$/, replacement: source('./src/bullmq/index.ts') },
       { find: /^horizon-harness$/, replacement: source('./src/index.ts') },
     ],
   },

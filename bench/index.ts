@@ -1,7 +1,23 @@
 /**
- * `npm run bench`: the benchmarks of horizon-harness.
+ * `npm run bench`: the benchmarks of horizon-harness — context growth, durable runs under SIGKILL, and runs per
+ * minute on BullMQ workers (needs `redis-server` on the PATH; skipped with a note otherwise).
  * @module
  */
+import { execFileSync } from 'node:child_process';
 import { main } from './context-growth.js';
+import { durabilityBench } from './durability.js';
+import { scaleOut } from './scale-out.js';
 
 await main();
+await durabilityBench();
+if (hasRedisServer()) await scaleOut();
+else console.log('\nScale-out on BullMQ: skipped, redis-server is not installed (Debian package redis-server).');
+
+function hasRedisServer(): boolean {
+  try {
+    execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -3,7 +3,7 @@
  * @module
  */
 import { EventEmitter } from 'eventemitter3';
-import type { FinishReason, Purpose, Usage } from './backend/types.js';
+import type { FinishReason, GenerateResult, Message, Purpose, Usage } from './backend/types.js';
 import type { ResumeRedo } from './durability/types.js';
 import type {
   Defect,
@@ -29,6 +29,13 @@ export interface EventBase {
   runId: string;
   /** Milliseconds since the epoch, from the harness clock. */
   timestamp: number;
+  /**
+   * Position of the event in its run (1, 2, …), continued by a resumed run from its snapshot. Streaming deltas and
+   * events of a component used on its own carry none.
+   */
+  seq?: number;
+  /** Set on every event of a run that `harness.resume()` continued, from its `run-resume` on. */
+  resumed?: true;
 }
 
 /** Where in the run a model or tool call happened. */
@@ -76,6 +83,11 @@ export type LlmRequestEvent = EventBase &
     requestTokens: number;
     /** Output tokens reserved for the answer and sent with the request. */
     maxOutputTokens?: number;
+    /** Sampling sent with the request, when it sets any. */
+    temperature?: number;
+    topP?: number;
+    /** The messages sent; present only while content is captured (`harness.captureContent()`). */
+    content?: { messages: Message[] };
   };
 /**
  * The backend is about to send a model call again after a failed attempt (`attempt` is the attempt that failed,
@@ -116,6 +128,12 @@ export type LlmResponseEvent = EventBase &
     usage: Usage;
     toolCalls: number;
     durationMs: number;
+    /** What the call cost in `currency`, from its usage and the prices of its backend or role; absent when unpriced. */
+    cost?: number;
+    /** The currency of `cost` (as the host named it in `pricing`); present with `cost`. */
+    currency?: string;
+    /** The model's reply; present only while content is captured (`harness.captureContent()`). */
+    content?: { message: GenerateResult['message'] };
   };
 export type ToolCallEvent = EventBase &
   CallScope & { type: 'tool-call'; callId: string; toolName: string; arguments: string };
@@ -303,6 +321,7 @@ export class HarnessEvents {
   private readonly emitter = new EventEmitter<EventMap>();
   private readonly onListenerError: (error: unknown, event: HarnessEvent) => void;
   private readonly guarded = new WeakMap<(event: never) => void, (event: HarnessEvent) => void>();
+  private contentRequests = 0;
 
   constructor(options: { onListenerError?: (error: unknown, event: HarnessEvent) => void } = {}) {
     this.onListenerError =
@@ -335,6 +354,25 @@ export class HarnessEvents {
     return () => {
       for (const type of types) this.off(type, listener as never);
     };
+  }
+
+  /**
+   * Makes `llm-request` and `llm-response` events carry the call's messages (`content`) until the returned function
+   * is called (requests are counted: content stays while any is active). Off by default: prompts are large and
+   * sensitive.
+   */
+  captureContent(): () => void {
+    this.contentRequests += 1;
+    let active = true;
+    return () => {
+      if (active) this.contentRequests -= 1;
+      active = false;
+    };
+  }
+
+  /** Whether events carry content now (see {@link HarnessEvents.captureContent}). */
+  get capturesContent(): boolean {
+    return this.contentRequests > 0;
   }
 
   /** Number of listeners of one type. */
@@ -414,26 +452,53 @@ export function isDeltaEvent(event: { type: HarnessEventType }): boolean {
 }
 
 /**
- * The emitter of one run: stamps each event, hands it to `record` (the run report is counted from it) and sends it
- * to `events`. A streaming delta is sent only while its type has a listener and is never recorded, so a run costs
- * the same with or without streaming when nobody watches.
+ * A run's event numbering, shared by its emitter (which advances it) and its snapshots (which record it). @internal
+ */
+export interface RunEventNumbering {
+  /** Number of the last event emitted; a resumed run starts from its snapshot's `seq`. */
+  lastSeq: number;
+  /** Marks every event `resumed: true`. */
+  resumed?: boolean;
+}
+
+/**
+ * The emitter of one run: stamps and numbers each event (`seq`, advancing `numbering.lastSeq`; `resumed` for a
+ * resumed run), hands it to `record` (the run report is counted from it) and sends it to `events`. A streaming delta
+ * is sent only while its type has a listener, is never recorded and takes no number, so a run costs the same, and
+ * numbers its events the same, with or without streaming when nobody watches.
  * @internal
  */
 export function runEventSender(
   events: HarnessEvents,
   now: () => number,
   record: (event: HarnessEvent) => void,
+  numbering: RunEventNumbering = { lastSeq: 0 },
 ): EmitEvent {
-  return (event) => {
+  const resumed = numbering.resumed ? ({ resumed: true } as const) : {};
+  const emit = (event: EventInput): void => {
     const delta = isDeltaEvent(event);
     if (delta && events.listenerCount(event.type) === 0) return;
-    const stamped = { ...event, timestamp: now() } as HarnessEvent;
-    if (!delta) record(stamped);
-    events.send(stamped);
+    const numbered = delta ? {} : { seq: ++numbering.lastSeq };
+    const stamped = { ...event, timestamp: now(), ...numbered, ...resumed } as HarnessEvent;
+    const bare = withoutContent(stamped);
+    // The record never keeps content: a run's log must not hold every prompt it sent.
+    if (!delta) record(bare);
+    events.send(events.capturesContent ? stamped : bare);
   };
+  return emit;
+}
+
+/** The event without the `content` that model-call events carry while content is captured. */
+function withoutContent(event: HarnessEvent): HarnessEvent {
+  if (!('content' in event)) return event;
+  const { content: _content, ...bare } = event;
+  return bare as HarnessEvent;
 }
 
 /** Builds an {@link EmitEvent} for an emitter and a clock. */
 export function eventSender(events: HarnessEvents, now: () => number = Date.now): EmitEvent {
-  return (event) => events.send({ ...event, timestamp: now() } as HarnessEvent);
+  return (event) => {
+    const stamped = { ...event, timestamp: now() } as HarnessEvent;
+    events.send(events.capturesContent ? stamped : withoutContent(stamped));
+  };
 }

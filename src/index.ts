@@ -3,12 +3,14 @@
  * @packageDocumentation
  */
 export type {
+  BackendPricing,
   ContentPart,
   FinishReason,
   GenerateRequest,
   GenerateResult,
   LlmBackend,
   Message,
+  Pricing,
   Purpose,
   RetryNotice,
   StreamPart,
@@ -54,6 +56,7 @@ export {
   type RepairStartEvent,
   type RunErrorEvent,
   type RunFinishEvent,
+  type RunResumeEvent,
   type RunWarningEvent,
   type RunStartEvent,
   type SubtaskAttemptEvent,
@@ -70,6 +73,8 @@ export type {
   Deliverable,
   PlannedSubtask,
   PurposeUsage,
+  ResumeCounts,
+  RunCost,
   RunReport,
   RunResult,
   RunWarningCode,
@@ -178,6 +183,19 @@ export {
 } from './tools/builtin/sandbox.js';
 export type { ProcessLimitKind } from './tools/builtin/sandbox/containment.js';
 
+// --- durable runs (src/durability) ---
+export {
+  FileRunStore,
+  type FileRunStoreOptions,
+  type LoopCheckpoint,
+  type OptionsFingerprint,
+  type ResumeOptions,
+  type ResumeRedo,
+  type RunSnapshot,
+  type RunStore,
+  type ToolCallJournal,
+} from './durability/index.js';
+
 // --- pipeline (src/harness, planner, synthesizer, verifier, repairer, prompts) ---
 export {
   createHarness,
@@ -281,8 +299,10 @@ export {
   type Evidence,
   type Fingerprint,
   type ManagedOptions,
+  type ManagedPosition,
   type ManagedReport,
   type ManagedRunReport,
+  type ManagedSnapshotState,
   type ManagerDecision,
   type ManagerLike,
   type ManagerOptions,

@@ -133,6 +133,7 @@ describe('HarnessEvents', () => {
         'run-warning',
         'run-finish',
         'run-error',
+        'run-resume',
       ].sort(),
     );
   });

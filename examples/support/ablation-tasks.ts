@@ -2,18 +2,8 @@
  * A small synthetic task set in the AgentIF-OneDay record schema, plus the replay scenario of each task.
  * @module
  */
+import type { AgentIfTask } from 'horizon-harness/benchmark';
 import type { ReplayScenario } from 'horizon-harness/testing';
-
-/** One AgentIF-OneDay task record (`data.jsonl` line). */
-export interface AgentIfTask {
-  question_id: string;
-  title: string;
-  description: string;
-  attachment_filenames: string[];
-  score_criteria: Array<{ content: string; score: number }>;
-  reference_answer_description: string;
-  reference_answer_attachment_filenames: string[];
-}
 
 /** Three everyday tasks, each asking for a file with named sections. */
 export const ABLATION_TASKS: Array<AgentIfTask & { replay: ReplayScenario }> = [

@@ -16,6 +16,7 @@ import { SamplingPolicy, type SamplingRule } from './sampling.js';
 import { parseSse } from './sse.js';
 import { finishOf, partsOf, StreamAssembler, type OpenToolCall } from './stream-assembler.js';
 import type {
+  BackendPricing,
   ContentPart,
   FinishReason,
   GenerateRequest,
@@ -162,6 +163,7 @@ class AnthropicBackend implements LlmBackend {
   readonly contextWindow: number;
   readonly supportsImages?: boolean;
   readonly streaming: boolean;
+  readonly pricing?: BackendPricing;
   private readonly sampling: SamplingPolicy;
   // Private (#) fields: the options and the transport hold the api key and headers, which must never print.
   readonly #options: z.output<typeof AnthropicOptionsSchema>;
@@ -181,6 +183,7 @@ class AnthropicBackend implements LlmBackend {
     this.contextWindow = contextWindow;
     this.supportsImages = this.#options.supportsImages;
     this.streaming = this.#options.stream;
+    this.pricing = this.#options.pricing;
     this.sampling = new SamplingPolicy(this.#options.sampling, anthropicSamplingRule(model));
     this.#http = new HttpTransport({
       ...this.#options,

@@ -16,7 +16,7 @@ import { readAnswerBody } from './response-body.js';
 import { SamplingPolicy, type SamplingRule } from './sampling.js';
 import { parseSse } from './sse.js';
 import { finishOf, partsOf, StreamAssembler, type OpenToolCall } from './stream-assembler.js';
-import type { GenerateRequest, GenerateResult, LlmBackend, StreamPart } from './types.js';
+import type { BackendPricing, GenerateRequest, GenerateResult, LlmBackend, StreamPart } from './types.js';
 
 /** Options of {@link openAICompatible}. */
 export const OpenAICompatibleOptionsSchema = z.strictObject({
@@ -107,6 +107,7 @@ class OpenAICompatibleBackend implements LlmBackend {
   readonly contextWindow: number;
   readonly supportsImages?: boolean;
   readonly streaming: boolean;
+  readonly pricing?: BackendPricing;
   // Private (#) fields: the options and the transport hold the api key and headers, which must never print.
   readonly #options: z.output<typeof OpenAICompatibleOptionsSchema>;
   readonly #http: HttpTransport;
@@ -124,6 +125,7 @@ class OpenAICompatibleBackend implements LlmBackend {
     this.contextWindow = contextWindow;
     this.supportsImages = this.#options.supportsImages;
     this.streaming = this.#options.stream;
+    this.pricing = this.#options.pricing;
     const hostProvider = providerFromUrl(baseURL);
     this.sampling = new SamplingPolicy(this.#options.sampling, openAISamplingRule(model));
     this.knownOutputLimitField = outputLimitFieldFor(hostProvider, model);

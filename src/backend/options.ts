@@ -9,6 +9,7 @@ import { DEFAULTS } from '../defaults.js';
 import { HarnessError } from '../errors.js';
 import { describeIssues } from '../util/did-you-mean.js';
 import type { RetrySettings } from './retry.js';
+import { BackendPricingSchema } from './pricing.js';
 import { SamplingModeSchema } from './sampling.js';
 
 /**
@@ -68,6 +69,11 @@ export const commonFields = {
   sampling: SamplingModeSchema,
   /** Reported as `backend.supportsImages`: whether the model accepts image parts. Leave it out when unknown. */
   supportsImages: z.boolean().optional(),
+  /**
+   * Reported as `backend.pricing`: `{ currency, inputPerMTok, outputPerMTok, cachedInputPerMTok? }`, the model's prices
+   * per million tokens, for the run report's cost and `limits.maxCost` (see docs/backends.md, "Pricing and cost").
+   */
+  pricing: BackendPricingSchema.optional(),
 };
 
 /** An http(s) URL, without a trailing slash. @internal */

@@ -48,9 +48,25 @@ export type Purpose =
 
 /** Token usage of one model call. */
 export interface Usage {
+  /** Every input token of the call, the cached ones included (the shipped adapters report it so). */
   inputTokens: number;
   outputTokens: number;
+  /** The part of `inputTokens` the provider served from its prompt cache. */
   cachedInputTokens?: number;
+}
+
+/** Prices of a model per million tokens. */
+export interface Pricing {
+  /** Input tokens not served from the cache. */
+  inputPerMTok: number;
+  outputPerMTok: number;
+  /** Cached input tokens (`Usage.cachedInputTokens`); without it they cost `inputPerMTok`. */
+  cachedInputPerMTok?: number;
+}
+
+/** A backend's prices and the currency they are in (any name the host chooses, e.g. `USD`). */
+export interface BackendPricing extends Pricing {
+  currency: string;
 }
 
 /** Why the model stopped. */
@@ -133,6 +149,11 @@ export interface LlmBackend {
    * `generate()`. The shipped adapters set it from their `stream` option.
    */
   readonly streaming?: boolean;
+  /**
+   * What the model costs: each call's cost is carried on its `llm-response` event and summed in the run's report.
+   * The shipped adapters and `ScriptedBackend` set it from their `pricing` option; leave it out when unknown.
+   */
+  readonly pricing?: BackendPricing;
   generate(request: GenerateRequest): Promise<GenerateResult>;
   stream?(request: GenerateRequest): AsyncIterable<StreamPart>;
 }

@@ -4,7 +4,7 @@
  * the last one. See docs/durability.md.
  * @module
  */
-import type { Message, Usage } from '../backend/types.js';
+import type { ContentPart, Message, Usage } from '../backend/types.js';
 
 /**
  * Where a run's snapshots are kept: the file store in the run's workspace by default, Redis with
@@ -76,7 +76,15 @@ export interface ToolCallJournal {
   /** `started` is saved before the tool runs, `finished` with its result once it returned. */
   state: 'started' | 'finished';
   /** The tool's result as returned, once finished. */
-  result?: { text: string; isError: boolean; files: string[] };
+  result?: {
+    text: string;
+    isError: boolean;
+    files: string[];
+    /** Images the tool returned for the model, when it returned any. */
+    images?: Array<Extract<ContentPart, { type: 'image' }>>;
+    /** How long the call took, for its `tool-result` event. */
+    durationMs?: number;
+  };
 }
 
 /**

@@ -1,42 +1,42 @@
 /**
  * One executor loop: the ReAct cycle of model call, tool calls and observations, bounded by iterations, time and
- * an AbortSignal.
+ * an AbortSignal, checkpointed when asked and able to go on from a checkpoint.
  * @module
  */
-import type {
-  ContentPart,
-  GenerateRequest,
-  GenerateResult,
-  LlmBackend,
-  Message,
-  Purpose,
-  ToolCall,
-  ToolSpec,
-  Usage,
-} from '../backend/types.js';
+import type { LlmBackend, Purpose, ToolCall, ToolSpec } from '../backend/types.js';
 import { HarnessError, toHarnessError } from '../errors.js';
 import type { EmitEvent, EventInput } from '../events.js';
-import { callModel, reservedOutputTokens, type ModelCallContext, type Sampling } from '../llm/call-model.js';
-import type { ExecutionMemory, MemoryScope, PendingRequest } from '../memory/types.js';
+import type { Sampling } from '../llm/call-model.js';
+import type { ExecutionMemory, MemoryScope } from '../memory/types.js';
 import { DataMark } from '../prompts/datamark.js';
 import {
   CONTINUE_AFTER_LENGTH,
   NUDGE_AFTER_EMPTY,
   SUBMIT_ANSWER_TOOL,
   renderExecutorTask,
-  wrapToolOutput,
 } from '../prompts/executor.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { ToolContext, ToolInvocation } from '../tools/types.js';
 import { raceSignal } from '../util/race-signal.js';
-import { parseSubmission, SUBMIT_SPEC } from './submission.js';
+import { checkResumable } from './checkpoint-check.js';
+import {
+  answersFromJournal,
+  CheckpointSaver,
+  copyProgress,
+  type LoopProgress,
+  ToolJournal,
+  unansweredCalls,
+} from './loop-journal.js';
+import { LoopModel } from './loop-model.js';
+import { SUBMIT_SPEC } from './submission.js';
+import { runToolRound, type ToolRoundHost } from './tool-round.js';
 import type { ExecutorResult, ExecutorRunInput } from './types.js';
 
-/** The system prompt and the task message are never summarised or pruned. */
-const PROTECTED_COUNT = 2;
 const MAX_TIMER_MS = 2_147_483_647;
 
-type Stop = { status: 'aborted' | 'timeout'; error: HarnessError };
+// `failed`: a checkpoint could not be saved, so the tools still running are stopped too.
+type Stop = { status: 'aborted' | 'timeout' | 'failed'; error: HarnessError };
+type Submitted = { answer: string; files: string[] };
 
 /** What every loop of one Executor shares. */
 export interface LoopSettings {
@@ -62,73 +62,129 @@ export interface LoopLimits {
 }
 
 /**
- * One ReAct loop in a fresh dialogue; all per-loop state lives here. It never rejects for a model or tool failure:
- * every ending becomes an {@link ExecutorResult} that carries the files the loop's tools wrote, whatever way it ended.
+ * One ReAct loop, in a fresh dialogue or going on from a checkpoint; all per-loop state lives here. It never rejects
+ * for a model, tool or store failure: every ending becomes an {@link ExecutorResult} that carries the files the
+ * loop's tools wrote, whatever way it ended.
  */
 export class Loop {
   private readonly controller = new AbortController();
   private stop: Stop | undefined;
   private readonly cleanups: Array<() => void | Promise<void>> = [];
-  private readonly usage: Usage = { inputTokens: 0, outputTokens: 0 };
-  private iterations = 0;
-  private peakRequestTokens = 0;
-  // Tokens of the request being sent, as counted for its llm-request event.
-  private lastRequestTokens = 0;
-  private lastText = '';
-  private readonly toolFiles: string[] = [];
-  private readonly backend: LlmBackend;
-  private readonly memoryScope: MemoryScope;
-  private readonly toolContext: ToolContext;
+  /** The dialogue and counters, as a checkpoint carries them. */
+  private readonly progress: LoopProgress;
+  private readonly model: LoopModel;
   private readonly specs: ToolSpec[];
-  private readonly mark: DataMark;
-  private dialogue: Message[];
+  private readonly round: ToolRoundHost;
+  // Both absent when the loop is not checkpointed, so that path builds no checkpoint at all.
+  private readonly saver: CheckpointSaver | undefined;
+  private readonly journal: ToolJournal | undefined;
 
   constructor(
     private readonly settings: LoopSettings,
     private readonly input: ExecutorRunInput,
   ) {
     const { runId, purpose, scope, workspace } = input;
-    this.mark = input.dataMark ?? DataMark.random();
-    this.backend = this.settings.backendFor(purpose);
+    // A resumed loop marks new tool output with the boundary its saved dialogue names.
+    const resumed = input.resumeFrom ? checkResumable(input.resumeFrom, input) : undefined;
+    const mark = resumed?.mark ?? input.dataMark ?? DataMark.random();
+    const backend = settings.backendFor(purpose);
     const emit = (event: EventInput) => this.emit(event);
-    this.memoryScope = {
+    const untilStopped = <T>(work: Promise<T>) => this.untilStopped(work);
+    const signal = this.controller.signal;
+    const memoryScope: MemoryScope = {
       runId,
       purpose,
       scope,
-      backend: this.backend,
-      summarizer: this.settings.backendFor('summarize'),
-      sampling: this.settings.samplingFor('summarize'),
+      backend,
+      summarizer: settings.backendFor('summarize'),
+      sampling: settings.samplingFor('summarize'),
       workspace,
-      signal: this.controller.signal,
+      signal,
       emit,
-      dataMark: this.mark,
+      dataMark: mark,
     };
+    this.progress = resumed ? copyProgress(resumed.checkpoint) : this.freshProgress(mark);
+    this.model = new LoopModel({
+      settings,
+      input,
+      backend,
+      mark,
+      memoryScope,
+      signal,
+      progress: this.progress,
+      emit,
+      untilStopped,
+    });
     const cleanups = this.cleanups;
-    this.toolContext = {
+    const toolContext: ToolContext = {
       runId,
       purpose,
       scope,
       workspace,
-      signal: this.controller.signal,
-      backendFor: (role) => this.settings.backendFor(role),
-      generate: (role, request) => this.generateFor(role, request),
+      signal,
+      backendFor: (role) => settings.backendFor(role),
+      generate: (role, request) => this.model.generateFor(role, request),
       onScopeEnd: (cleanup) => {
         cleanups.push(cleanup);
       },
       scopeKey: {},
     };
-    this.specs = [...this.settings.tools.specs(), SUBMIT_SPEC];
-    this.dialogue = [
-      { role: 'system', content: this.mark.withRule(this.settings.systemPrompt) },
-      {
-        role: 'user',
-        content: renderExecutorTask({
-          request: input.request,
-          objective: input.objective,
-          priorState: input.priorState,
-        }),
+    this.specs = [...settings.tools.specs(), SUBMIT_SPEC];
+    if (input.onCheckpoint) {
+      this.saver = new CheckpointSaver(input.onCheckpoint);
+      this.journal = new ToolJournal(input.resumeFrom?.toolCalls);
+    }
+    const { toolTimeoutMs } = settings.limits;
+    this.round = {
+      input,
+      tools: settings.tools,
+      toolContext,
+      invokeOptions: {
+        alsoAvailable: [SUBMIT_ANSWER_TOOL],
+        ...(toolTimeoutMs === undefined ? {} : { timeoutMs: toolTimeoutMs }),
       },
-    ];
+      memory: settings.memory,
+      memoryScope,
+      mark,
+      emit,
+      untilStopped,
+      ...this.journalHooks(),
+    };
+  }
+
+  private freshProgress(mark: DataMark): LoopProgress {
+    const { request, objective, priorState } = this.input;
+    return {
+      iterations: 0,
+      dialogue: [
+        { role: 'system', content: mark.withRule(this.settings.systemPrompt) },
+        { role: 'user', content: renderExecutorTask({ request, objective, priorState }) },
+      ],
+      usage: { inputTokens: 0, outputTokens: 0 },
+      peakRequestTokens: 0,
+      lastText: '',
+      cutOff: '',
+      toolFiles: [],
+      invalid: { key: null, count: 0 },
+    };
+  }
+
+  /** A round's journal hooks when the loop is checkpointed: a save before its calls run and after each returns. */
+  private journalHooks(): Pick<ToolRoundHost, 'journal'> {
+    const { journal } = this;
+    if (!journal) return {};
+    return {
+      journal: {
+        starting: async (calls) => {
+          journal.start(calls, this.settings.tools);
+          await this.checkpoint();
+        },
+        finished: async (invocation) => {
+          journal.finish(invocation);
+          await this.checkpoint();
+        },
+      },
+    };
   }
 
   async run(): Promise<ExecutorResult> {
@@ -170,261 +226,122 @@ export class Loop {
 
   private async loop(): Promise<ExecutorResult> {
     const maxIterations = this.input.maxIterations ?? this.settings.limits.maxIterations;
-    let invalidKey: string | undefined;
-    let invalidCount = 0;
-    let cutOff = '';
+    const progress = this.progress;
+    const { resumeFrom } = this.input;
+    // A checkpoint saved while a reply's tools ran: that round is finished before the next model call.
+    const unanswered = resumeFrom ? unansweredCalls(progress.dialogue) : [];
+    if (resumeFrom && unanswered.length > 0) {
+      const submitted = await this.toolRound(
+        unanswered,
+        answersFromJournal(unanswered, resumeFrom.toolCalls, this.settings.tools),
+      );
+      if (submitted) return this.submittedResult(submitted);
+    }
 
     for (;;) {
       this.throwIfStopped();
-      if (this.iterations >= maxIterations) {
+      if (progress.iterations >= maxIterations) {
         throw new HarnessError(
           'budget-exhausted',
           `The ${this.input.scope} loop used its ${maxIterations} iteration(s) without submitting an answer.`,
         );
       }
-      this.iterations += 1;
-      const result = await this.callModel();
+      progress.iterations += 1;
+      const { dialogue, result } = await this.model.call(progress.dialogue, this.specs);
       const { content, toolCalls } = result.message;
-      this.dialogue.push(
+      progress.dialogue = dialogue;
+      dialogue.push(
         toolCalls.length > 0
           ? { role: 'assistant', content, toolCalls: [...toolCalls] }
           : { role: 'assistant', content },
       );
-      if (content.trim() !== '') this.lastText = cutOff + content;
+      if (content.trim() !== '') progress.lastText = progress.cutOff + content;
 
       if (toolCalls.length === 0) {
         if (result.finishReason === 'length') {
-          cutOff += content;
-          this.dialogue.push({ role: 'user', content: CONTINUE_AFTER_LENGTH });
+          progress.cutOff += content;
+          dialogue.push({ role: 'user', content: CONTINUE_AFTER_LENGTH });
+          await this.checkpoint();
           continue;
         }
-        if (content.trim() === '' && cutOff === '') {
-          invalidCount = invalidKey === '' ? invalidCount + 1 : 1;
-          invalidKey = '';
-          if (invalidCount >= this.settings.limits.maxRepeatedInvalidCalls) {
-            throw new HarnessError(
-              'malformed-reply',
-              `The model sent ${invalidCount} empty replies in a row in ${this.input.scope}; stopping this loop instead of spending its budget.`,
-            );
-          }
-          this.dialogue.push({ role: 'user', content: NUDGE_AFTER_EMPTY });
-          continue;
-        }
-        return this.result('completed', cutOff + content, this.toolFiles);
-      }
-      cutOff = '';
-
-      const { invocations, submitted } = await this.runTools(toolCalls);
-      for (const invocation of invocations) {
-        const key = `${invocation.toolName}\u0000${invocation.arguments}`;
-        if (!invocation.result.isError) {
-          invalidKey = undefined;
-          invalidCount = 0;
-          continue;
-        }
-        invalidCount = key === invalidKey ? invalidCount + 1 : 1;
-        invalidKey = key;
-        if (invalidCount >= this.settings.limits.maxRepeatedInvalidCalls) {
-          throw new HarnessError(
-            'malformed-reply',
-            `The model repeated the same invalid call to "${invocation.toolName}" ${invalidCount} times in a row in ` +
-              `${this.input.scope} (last error: ${firstLine(invocation.result.text)}); stopping this loop instead of spending its budget.`,
+        if (content.trim() === '' && progress.cutOff === '') {
+          this.countInvalid(
+            '',
+            (count) =>
+              `The model sent ${count} empty replies in a row in ${this.input.scope}; stopping this loop instead of ` +
+              'spending its budget.',
           );
+          dialogue.push({ role: 'user', content: NUDGE_AFTER_EMPTY });
+          await this.checkpoint();
+          continue;
         }
+        return this.result('completed', progress.cutOff + content, progress.toolFiles);
       }
-      // A submission names the files that matter; what the loop's tools wrote stays part of the result too.
-      if (submitted) return this.result('completed', submitted.answer, [...this.toolFiles, ...submitted.files]);
-    }
-  }
+      progress.cutOff = '';
 
-  private async callModel(): Promise<GenerateResult> {
-    const { memory } = this.settings;
-    this.dialogue = await this.untilStopped(memory.fitRequest(this.pending(), this.memoryScope));
-    try {
-      return await this.generate();
-    } catch (error) {
-      if (!HarnessError.isInstance(error) || error.code !== 'context-length-exceeded' || this.stop) throw error;
-      this.dialogue = memory.pruneAfterOverflow(this.pending(), this.memoryScope);
-      try {
-        return await this.generate();
-      } catch (retryError) {
-        if (HarnessError.isInstance(retryError) && retryError.code === 'context-length-exceeded' && !this.stop) {
-          throw new HarnessError(
-            'context-overflow',
-            `The model still reported "context length exceeded" after the dialogue of ${this.input.scope} was pruned; ` +
-              'use a backend with a larger context window or give tools smaller outputs.',
-            { cause: retryError },
-          );
-        }
-        throw retryError;
-      }
+      // This reply's checkpoint is saved by the round, with its calls journaled as started.
+      const submitted = await this.toolRound(toolCalls, new Map());
+      if (submitted) return this.submittedResult(submitted);
     }
-  }
-
-  private async generate(): Promise<GenerateResult> {
-    const { purpose } = this.input;
-    const result = await this.untilStopped(
-      callModel(this.callContext(purpose, this.backend, this.input.scope), {
-        messages: this.dialogue,
-        tools: this.specs,
-        toolChoice: 'auto',
-      }),
-    );
-    this.peakRequestTokens = Math.max(this.peakRequestTokens, this.lastRequestTokens);
-    this.addUsage(result.usage);
-    return result;
   }
 
   /**
-   * A tool's own model call (e.g. `analyze_image` asking the vision backend): fitted into that backend's window,
-   * counted, observed with events and reported like every call of the run, under the tool's role as purpose.
+   * Runs the calls of one reply (`answers`: those a resumed loop answers from its journal), puts the observations in
+   * the dialogue, and saves the checkpoint that holds them, unless the reply submitted the answer.
    */
-  private async generateFor(
-    role: 'vision' | 'summarize',
-    request: Omit<GenerateRequest, 'purpose' | 'signal'>,
-  ): Promise<GenerateResult> {
-    const backend = this.settings.backendFor(role);
-    const scope: MemoryScope = { ...this.memoryScope, purpose: role, backend };
-    const maxOutputTokens = request.maxOutputTokens ?? this.reserveFor(backend);
-    const marked = this.withRule(request.messages);
-    const messages = await this.settings.memory.fitRequest(
-      { messages: marked, tools: request.tools ?? [], protectedCount: marked.length, maxOutputTokens },
-      scope,
-    );
-    return callModel(this.callContext(role, backend, this.input.scope), { ...request, messages });
-  }
-
-  /** A tool's own request with the run's rule on untrusted data in its system prompt (one is added when it has none). */
-  private withRule(messages: readonly Message[]): Message[] {
-    const [first, ...rest] = messages;
-    if (first?.role === 'system') return [{ role: 'system', content: this.mark.withRule(first.content) }, ...rest];
-    return [{ role: 'system', content: this.mark.rule }, ...messages];
-  }
-
-  private callContext(purpose: Purpose, backend: LlmBackend, scope: string): ModelCallContext {
-    const { memory } = this.settings;
-    return {
-      backend,
-      purpose,
-      runId: this.input.runId,
-      scope,
-      emit: (event) => this.emit(event),
-      countTokens: (messages, tools) => {
-        this.lastRequestTokens = memory.countRequest(messages, tools, backend);
-        return this.lastRequestTokens;
-      },
-      now: this.settings.now,
-      signal: this.controller.signal,
-      sampling: this.settings.samplingFor(purpose),
-      maxOutputTokens: this.reserveFor(backend),
-      onUsage: (counted, usage) => memory.observeUsage?.(backend, counted, usage),
-    };
-  }
-
-  private async runTools(calls: readonly ToolCall[]): Promise<{
-    invocations: Array<{ toolName: string; arguments: string; result: ToolInvocation }>;
-    submitted: { answer: string; files: string[] } | undefined;
-  }> {
-    const { runId, purpose, scope, workspace } = this.input;
-    for (const call of calls) {
-      this.emit({
-        type: 'tool-call',
-        runId,
-        purpose,
-        scope,
-        callId: call.id,
-        toolName: call.name,
-        arguments: call.arguments,
-      });
-    }
-    const invokeOptions = {
-      alsoAvailable: [SUBMIT_ANSWER_TOOL],
-      ...(this.settings.limits.toolTimeoutMs === undefined ? {} : { timeoutMs: this.settings.limits.toolTimeoutMs }),
-    };
-    // Other tools run first, so an answer submitted alongside them can refer to what they produced.
-    const others = await this.untilStopped(
-      Promise.all(
-        calls.map((call) =>
-          call.name === SUBMIT_ANSWER_TOOL
-            ? undefined
-            : this.settings.tools.invoke(call, this.toolContext, invokeOptions),
-        ),
-      ),
-    );
-    let submitted: { answer: string; files: string[] } | undefined;
-    const results = calls.map((call, index): ToolInvocation => {
-      const done = others[index];
-      if (done) return done;
-      const base = { callId: call.id, toolName: call.name, images: [], observation: 'text' as const, durationMs: 0 };
-      if (submitted)
-        return { ...base, text: 'Ignored: an answer was already submitted in this reply.', files: [], isError: false };
-      const submission = parseSubmission(call.arguments, workspace.root);
-      if (!submission.ok) return { ...base, text: submission.error, files: [], isError: true };
-      submitted = submission.value;
-      return { ...base, text: 'Answer submitted.', files: submission.value.files, isError: false };
-    });
-
+  private async toolRound(
+    calls: readonly ToolCall[],
+    answers: ReadonlyMap<string, ToolInvocation>,
+  ): Promise<Submitted | undefined> {
+    const progress = this.progress;
+    const { results, observations, submitted } = await runToolRound(this.round, calls, answers);
     for (const result of results) {
-      if (!result.isError)
-        for (const file of result.files) if (!this.toolFiles.includes(file)) this.toolFiles.push(file);
-      this.emit({
-        type: 'tool-result',
-        runId,
-        purpose,
-        scope,
-        callId: result.callId,
-        toolName: result.toolName,
-        isError: result.isError,
-        durationMs: result.durationMs,
-        outputChars: result.text.length,
-        files: result.files,
-      });
+      if (result.isError) continue;
+      for (const file of result.files) if (!progress.toolFiles.includes(file)) progress.toolFiles.push(file);
     }
-    const observations = await this.untilStopped(
-      Promise.all(results.map((result) => this.settings.memory.boundObservation(result, this.memoryScope))),
-    );
-    results.forEach((result, index) => {
-      const text = wrapToolOutput(this.mark, result.toolName, observations[index] ?? '', result.isError);
-      const content: string | ContentPart[] =
-        result.images.length > 0 ? [{ type: 'text', text }, ...result.images] : text;
-      this.dialogue.push({
-        role: 'tool',
-        toolCallId: result.callId,
-        toolName: result.toolName,
-        content,
-        ...(result.isError ? { isError: true } : {}),
-      });
-    });
+    progress.dialogue.push(...observations);
+    this.journal?.clear();
     this.throwIfStopped();
-    return {
-      invocations: results.map((result, index) => ({
-        toolName: result.toolName,
-        arguments: calls[index]?.arguments ?? '',
-        result,
-      })),
-      submitted,
-    };
+    results.forEach((result, index) => {
+      if (!result.isError) {
+        progress.invalid = { key: null, count: 0 };
+        return;
+      }
+      this.countInvalid(
+        `${result.toolName}\u0000${calls[index]?.arguments ?? ''}`,
+        (count) =>
+          `The model repeated the same invalid call to "${result.toolName}" ${count} times in a row in ` +
+          `${this.input.scope} (last error: ${firstLine(result.text)}); stopping this loop instead of spending its budget.`,
+      );
+    });
+    if (!submitted) await this.checkpoint();
+    return submitted;
   }
 
-  private pending(): PendingRequest {
-    return {
-      messages: this.dialogue,
-      tools: this.specs,
-      protectedCount: PROTECTED_COUNT,
-      maxOutputTokens: this.reserveFor(this.backend),
-    };
+  /** Counts one more invalid reply or call; throws `malformed-reply` once the same one came too often in a row. */
+  private countInvalid(key: string, message: (count: number) => string): void {
+    const { invalid } = this.progress;
+    const count = invalid.key === key ? invalid.count + 1 : 1;
+    this.progress.invalid = { key, count };
+    if (count >= this.settings.limits.maxRepeatedInvalidCalls)
+      throw new HarnessError('malformed-reply', message(count));
   }
 
-  /** The output reserve of a call to `backend`: the same number fits the request and goes out with it. */
-  private reserveFor(backend: LlmBackend): number {
-    return reservedOutputTokens(backend.contextWindow, this.settings.maxOutputTokens);
-  }
-
-  private addUsage(usage: Usage): void {
-    this.usage.inputTokens += usage.inputTokens ?? 0;
-    this.usage.outputTokens += usage.outputTokens ?? 0;
-    if (usage.cachedInputTokens !== undefined) {
-      this.usage.cachedInputTokens = (this.usage.cachedInputTokens ?? 0) + usage.cachedInputTokens;
+  /**
+   * Saves the loop's state when it is checkpointed. A failed save stops the loop (and the tools still running) with
+   * status `failed` and the save's error: the run must not go on unrecorded. A loop stopped (aborted, timed out) while
+   * a save is in flight ends without waiting for it, and nothing runs after the save once it is stopped.
+   */
+  private async checkpoint(): Promise<void> {
+    if (!this.saver || !this.journal) return;
+    const { purpose, scope } = this.input;
+    const checkpoint = { purpose, scope, ...copyProgress(this.progress), toolCalls: this.journal.snapshot() };
+    try {
+      await this.untilStopped(this.saver.save(checkpoint));
+    } catch (error) {
+      const failure = toHarnessError(error, 'store-failed');
+      this.halt('failed', failure);
+      throw failure;
     }
   }
 
@@ -443,8 +360,14 @@ export class Loop {
   }
 
   private finish(error: unknown): ExecutorResult {
-    if (this.stop) return this.result(this.stop.status, this.lastText, this.toolFiles, this.stop.error);
-    return this.result('failed', this.lastText, this.toolFiles, toHarnessError(error));
+    const { lastText, toolFiles } = this.progress;
+    if (this.stop) return this.result(this.stop.status, lastText, toolFiles, this.stop.error);
+    return this.result('failed', lastText, toolFiles, toHarnessError(error));
+  }
+
+  /** A submission names the files that matter; what the loop's tools wrote stays part of the result too. */
+  private submittedResult(submitted: Submitted): ExecutorResult {
+    return this.result('completed', submitted.answer, [...this.progress.toolFiles, ...submitted.files]);
   }
 
   private result(
@@ -453,13 +376,14 @@ export class Loop {
     files: readonly string[],
     error?: HarnessError,
   ): ExecutorResult {
+    const { iterations, usage, peakRequestTokens } = this.progress;
     return {
       status,
       answer,
       files: [...new Set(files)],
-      iterations: this.iterations,
-      usage: { ...this.usage },
-      peakRequestTokens: this.peakRequestTokens,
+      iterations,
+      usage: { ...usage },
+      peakRequestTokens,
       ...(error ? { error: { code: error.code, message: error.message } } : {}),
     };
   }

@@ -34,6 +34,8 @@ export interface ExecutorRunInput {
   /**
    * Goes on from this saved state instead of a fresh dialogue: a finished tool call of the last reply keeps its
    * result, a started unfinished one is re-run when its tool is read-only and otherwise answered as interrupted.
+   * New tool output is marked with the data boundary the saved dialogue names (`dataMark`, when passed, must be that
+   * one); a damaged checkpoint, or one of another purpose or scope, is refused with `invalid-input`.
    */
   resumeFrom?: LoopCheckpoint;
   /**

@@ -3,17 +3,23 @@
  * @module
  */
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { assertResumable } from '../durability/snapshot-check.js';
+import type { OptionsFingerprint, ResumeOptions, RunSnapshot, RunStore } from '../durability/types.js';
+import { HarnessError } from '../errors.js';
 import { HarnessEvents, type HarnessEvent, type HarnessEventType, type HarnessListener } from '../events.js';
 import type { RunResult } from '../pipeline/types.js';
 import { parseMemoryOptions } from '../memory/options.js';
 import { ToolRegistry } from '../tools/registry.js';
+import { loadSnapshot, resumeSource, runDurability, storeOfRun } from './durable-run.js';
 import { normalizeInput, type RunInput } from './input.js';
+import { optionsFingerprint } from './options-fingerprint.js';
 import { parseHarnessOptions, type HarnessOptions, type ResolvedHarnessOptions } from './options.js';
 import { runManagedMode } from './managed-entry.js';
 import { PipelineRun } from './pipeline-run.js';
 import { startRunStream, type RunStream } from './run-stream.js';
 import { RunTracker } from './run-tracker.js';
-import { RunWorkspaces, type CloseResult } from './workspace-lifecycle.js';
+import { RunWorkspaces, type CloseResult, type WorkspaceLease } from './workspace-lifecycle.js';
 
 export type { RunInput } from './input.js';
 
@@ -30,6 +36,8 @@ export class Harness {
   private readonly runs = new RunTracker();
   private readonly now: () => number;
   private readonly generateId: () => string;
+  /** What a snapshot must have been made under to be resumed here. */
+  private readonly fingerprint: OptionsFingerprint;
 
   constructor(options: HarnessOptions) {
     this.options = parseHarnessOptions(options);
@@ -46,6 +54,7 @@ export class Harness {
         : new ToolRegistry(tools, { toolTimeoutMs: this.options.limits.toolTimeoutMs });
     this.now = this.options.now ?? Date.now;
     this.generateId = this.options.generateId ?? (() => `run-${randomUUID()}`);
+    this.fingerprint = optionsFingerprint(this.options, this.registry);
   }
 
   /** Calls `listener` for every event of `type` from every run of this harness. Returns a function that removes it. */
@@ -56,6 +65,15 @@ export class Harness {
   /** Calls `listener` for every event of every type. Returns a function that removes it. */
   onAny(listener: (event: HarnessEvent) => void): () => void {
     return this.events.onAny(listener);
+  }
+
+  /**
+   * Makes the `llm-request` and `llm-response` events of this harness's runs carry the call's messages (`content`)
+   * until the returned function is called. Off by default: prompts are large and sensitive. Tracing with content
+   * capture (`horizon-harness/otel`) uses it.
+   */
+  captureContent(): () => void {
+    return this.events.captureContent();
   }
 
   /**
@@ -91,6 +109,25 @@ export class Harness {
   }
 
   /**
+   * Goes on with a run from its last snapshot (see docs/durability.md) and resolves with its result, of the same
+   * shape as `run()`'s: events from `run-resume` on carry `resumed: true`, and the report counts the resume. A
+   * finished run's saved result is returned without running anything. The snapshot is looked for in `options.store`,
+   * else the harness's `store`, else the workspace's file store (`options.workspace`, else the harness's workspace
+   * directory). Rejects with `run-not-found` when there is no snapshot, `resume-incompatible` when it was made by
+   * another library version, mode or options (nothing is applied), `store-failed` when the store cannot be read,
+   * `invalid-input` when the run's workspace directory is gone, `workspace-busy` when a live run holds it, and
+   * `harness-closed` after {@link Harness.close}.
+   */
+  resume(runId: string, options: ResumeOptions = {}): Promise<RunResult> {
+    try {
+      this.runs.assertOpen();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.runs.track(this.resumeRun(runId, options));
+  }
+
+  /**
    * Ends the harness: refuses new runs (`harness-closed`), aborts the runs in flight and waits for them to settle,
    * then removes the temporary workspaces it created: those of succeeded runs, while failed, aborted and timed-out
    * ones are kept for inspection (`workspace: { keep: true }` keeps all, `{ keep: false }` removes all). A directory
@@ -105,20 +142,82 @@ export class Harness {
     const normalized = normalizeInput(input);
     const runId = normalized.runId ?? this.generateId();
     const lease = await this.workspaces.open(runId);
-    const stop = this.runs.signalFor(normalized.signal);
+    const { store, warning } = await storeOfRun(normalized.store, this.options.store, lease.workspace.root);
+    return this.execute(runId, lease, { ...normalized, store, warnings: warning ? [warning] : [] });
+  }
+
+  private async resumeRun(runId: string, options: ResumeOptions): Promise<RunResult> {
+    if (typeof runId !== 'string' || !runId) {
+      throw new HarnessError(
+        'invalid-input',
+        'harness.resume() needs the id of the run to resume, a non-empty string.',
+      );
+    }
+    const workspace = options.workspace ?? this.workspaces.namedRoot();
+    const source = resumeSource(runId, options.store, this.options.store, workspace);
+    const target = { runId, mode: this.options.mode, fingerprint: this.fingerprint };
+    const found = await loadSnapshot(runId, source);
+    assertResumable(found, target);
+    if (found.status === 'finished') return found.result as RunResult;
+    const lease = await this.workspaces.reopen(path.resolve(workspace ?? found.workspace), runId);
+    let snapshot: RunSnapshot;
+    try {
+      // Read again under the lock: the run may have moved on (or finished) while another process held it.
+      snapshot = await loadSnapshot(runId, source);
+      assertResumable(snapshot, target);
+    } catch (error) {
+      await lease.end(undefined);
+      throw error;
+    }
+    if (snapshot.status === 'finished') {
+      await lease.end(undefined);
+      return snapshot.result as RunResult;
+    }
+    const input = { task: snapshot.input.task, attachments: snapshot.input.attachments, signal: options.signal };
+    return this.execute(runId, lease, { ...input, store: source.store, warnings: [] }, snapshot);
+  }
+
+  /** Runs (or goes on with) one run on its leased workspace, in the configured mode. */
+  private async execute(
+    runId: string,
+    lease: WorkspaceLease,
+    input: {
+      task: string;
+      attachments: string[];
+      signal: AbortSignal | undefined;
+      store: RunStore | undefined;
+      warnings: string[];
+    },
+    resume?: RunSnapshot,
+  ): Promise<RunResult> {
+    const stop = this.runs.signalFor(input.signal);
     let result: RunResult | undefined;
     try {
+      const durability = runDurability({
+        store: input.store,
+        runId,
+        mode: this.options.mode,
+        fingerprint: this.fingerprint,
+        input: { task: input.task, attachments: input.attachments },
+        workspace: lease.workspace.root,
+        bus: this.events,
+        now: this.now,
+        resume,
+      });
       const init = {
         options: this.options,
         registry: this.registry,
         bus: this.events,
         now: this.now,
         runId,
-        task: normalized.task,
-        attachments: normalized.attachments,
+        task: input.task,
+        attachments: input.attachments,
         signal: stop.signal,
         workspace: lease.workspace,
         endWorkspace: lease.end,
+        warnings: input.warnings,
+        ...durability,
+        resume,
       };
       result = await (this.options.mode === 'managed' ? runManagedMode(init) : new PipelineRun(init).execute());
       return result;

@@ -2,9 +2,11 @@
  * What `harness.run()` accepts, and its validation.
  * @module
  */
+import { isRunStore } from '../durability/is-run-store.js';
+import type { RunStore } from '../durability/types.js';
 import { HarnessError } from '../errors.js';
 
-/** What `harness.run()` accepts: the task text, or the task with attachments, a signal and a run id. */
+/** What `harness.run()` accepts: the task text, or the task with attachments, a signal, a run id and a store. */
 export type RunInput =
   | string
   | {
@@ -13,6 +15,8 @@ export type RunInput =
       attachments?: readonly string[];
       signal?: AbortSignal;
       runId?: string;
+      /** Where this run saves its snapshots, instead of the harness's `store` option (see docs/durability.md). */
+      store?: RunStore;
     };
 
 /** A validated {@link RunInput}. @internal */
@@ -21,6 +25,7 @@ export interface NormalizedInput {
   attachments: string[];
   signal: AbortSignal | undefined;
   runId: string | undefined;
+  store: RunStore | undefined;
 }
 
 /** Validates run input; a bad field throws `invalid-input` saying what is expected. @internal */
@@ -29,7 +34,7 @@ export function normalizeInput(input: RunInput): NormalizedInput {
   if (typeof object !== 'object' || object === null || typeof object.task !== 'string' || !object.task.trim()) {
     throw new HarnessError(
       'invalid-input',
-      'harness.run() needs a non-empty task: a string or { task, attachments?, signal?, runId? }.',
+      'harness.run() needs a non-empty task: a string or { task, attachments?, signal?, runId?, store? }.',
     );
   }
   const given: unknown = 'attachments' in object ? object.attachments : undefined;
@@ -48,7 +53,11 @@ export function normalizeInput(input: RunInput): NormalizedInput {
   if (runId !== undefined && (typeof runId !== 'string' || !runId)) {
     throw new HarnessError('invalid-input', 'runId must be a non-empty string.');
   }
-  return { task: object.task, attachments, signal, runId };
+  const store: unknown = 'store' in object ? object.store : undefined;
+  if (store !== undefined && !isRunStore(store)) {
+    throw new HarnessError('invalid-input', 'store must be a RunStore: an object with save, load, list and delete.');
+  }
+  return { task: object.task, attachments, signal, runId, store };
 }
 
 /** Duck-typed, so signals of another realm (a test DOM, a polyfill) are accepted too. */

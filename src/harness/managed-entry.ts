@@ -1,24 +1,25 @@
 /**
  * The harness side of managed mode: the same intake, memory, roles, stop control and report as the pipeline, handed
- * to the Manage-Execute-Audit loop of `src/managed`.
+ * to the Manage-Execute-Audit loop of `src/managed`, with the run's checkpointer and the snapshot a resume goes on
+ * from.
  * @module
  */
-import { runEventSender, type EmitEvent, type HarnessEvent } from '../events.js';
-import { runManaged } from '../managed/index.js';
+import { runEventSender, type EmitEvent } from '../events.js';
+import { readManagedState, runManaged } from '../managed/index.js';
 import { MemoryManager } from '../memory/memory-manager.js';
 import type { RunResult } from '../pipeline/types.js';
 import { copyAttachments } from './intake.js';
 import type { PipelineRunInit } from './pipeline-run.js';
-import { buildReport, newReportTally } from './report.js';
+import { newReportTally, reportFromTally, tallyEvent, type ReportTally } from './report.js';
 import { RoleWiring } from './role-wiring.js';
 import { RunControl } from './run-control.js';
 import { assembleResult } from './run-result.js';
 
-/** Runs one request in managed mode; resolves for every ending, like a pipeline run. @internal */
+/** Runs one request in managed mode, or resumes one; resolves for every ending, like a pipeline run. @internal */
 export async function runManagedMode(init: PipelineRunInit): Promise<RunResult> {
   const o = init.options;
-  const log: HarnessEvent[] = [];
-  const send: EmitEvent = runEventSender(init.bus, init.now, (event) => log.push(event));
+  // The run's report is folded from its events inside the loop (and saved with its snapshots): no event log is kept.
+  const send: EmitEvent = runEventSender(init.bus, init.now, () => undefined, init.numbering);
   // run-finish waits until the workspace is sealed and unlocked (see PipelineRunInit.endWorkspace), as in the pipeline.
   let finishEvent: Parameters<EmitEvent>[0] | undefined;
   const emit: EmitEvent = (event) => {
@@ -31,8 +32,13 @@ export async function runManagedMode(init: PipelineRunInit): Promise<RunResult> 
     return result;
   };
   const startedAt = init.now();
-  const control = new RunControl(o.limits);
+  // One deadline across resumes: the time used before the stop counts against limits.timeoutMs.
+  const control = new RunControl(o.limits, init.resume?.used.elapsedMs ?? 0);
   const memory = o.components.memory ?? new MemoryManager(o.memory);
+  // The pipeline's report counters, folded inside the loop (limits.maxCost reads them); a resumed run goes on with
+  // those of its snapshot.
+  const saved = init.resume ? readManagedState<ReportTally>(init.resume.state) : undefined;
+  const tally = saved ? structuredClone(saved.tallies.base) : newReportTally();
   const roles = new RoleWiring(o, {
     runId: init.runId,
     workspace: init.workspace,
@@ -41,10 +47,13 @@ export async function runManagedMode(init: PipelineRunInit): Promise<RunResult> 
     emit,
     now: init.now,
     signal: control.controller.signal,
+    control,
+    costSoFar: () => tally.cost?.total ?? 0,
   });
   let attachments: string[];
   try {
-    attachments = await copyAttachments(init.workspace, init.attachments);
+    // A resumed run copied its attachments before it stopped.
+    attachments = saved ? saved.attachments : await copyAttachments(init.workspace, init.attachments);
   } catch (error) {
     // The loop never started: end the run as a pipeline run ends a failed intake.
     const failure = control.asStop(error, 'intake');
@@ -57,7 +66,7 @@ export async function runManagedMode(init: PipelineRunInit): Promise<RunResult> 
       records: [],
       verdicts: [],
       workspace: init.workspace.root,
-      tally: newReportTally(),
+      tally,
       wallTimeMs: Math.max(0, init.now() - startedAt),
     });
     return finish(result);
@@ -70,7 +79,6 @@ export async function runManagedMode(init: PipelineRunInit): Promise<RunResult> 
     signal: init.signal,
     now: init.now,
     emit,
-    log,
     backendFor: roles.backendFor,
     samplingFor: roles.samplingFor,
     maxOutputTokens: o.limits.maxOutputTokens,
@@ -83,7 +91,14 @@ export async function runManagedMode(init: PipelineRunInit): Promise<RunResult> 
     },
     options: o.managed,
     control,
-    baseReport: (events, wallTimeMs) => buildReport(events, { wallTimeMs, subtasks: [], verdicts: [] }),
+    baseReport: {
+      tally,
+      add: (event) => tallyEvent(tally, event),
+      report: (wallTimeMs) => reportFromTally(tally, { wallTimeMs, subtasks: [], verdicts: [] }),
+    },
+    checkpointer: init.checkpointer,
+    resume: init.resume,
+    dataMark: init.dataMark,
   });
   return finish(result);
 }

@@ -8,6 +8,8 @@ import { DEFAULTS } from '../defaults.js';
 import { ManagedOptionsSchema } from '../managed/options.js';
 import { HarnessError } from '../errors.js';
 import { describeIssues } from '../util/did-you-mean.js';
+import { CurrencySchema, PricingSchema } from '../backend/pricing.js';
+import { checkCostOptions } from './cost.js';
 import { EXECUTION_MEMORY_SHAPE, isExecutionMemory, type ExecutionMemory } from '../memory/types.js';
 import type { MemoryManagerOptions } from '../memory/options.js';
 import { ToolRegistry } from '../tools/registry.js';
@@ -17,6 +19,8 @@ import type { HarnessEvent } from '../events.js';
 import { isWorkspace } from './workspace-lifecycle.js';
 import type { ExecutorLike } from '../executor/types.js';
 import type { PlannerLike, RepairerLike, SynthesizerLike, VerifierLike } from '../pipeline/components.js';
+import { isRunStore } from '../durability/is-run-store.js';
+import type { RunStore } from '../durability/types.js';
 
 const isFn = (value: unknown): boolean => typeof value === 'function';
 const hasMethod = (name: string) => (value: unknown) =>
@@ -61,6 +65,11 @@ const LimitsSchema = z.strictObject({
    * the window less this. Never more than a quarter of the called backend's window. @defaultValue 8 192
    */
   maxOutputTokens: count(DEFAULTS.maxOutputTokens),
+  /**
+   * The most the run's model calls may cost, in the currency of `pricing`: a call that could take the run past it is
+   * not made, and the run ends `failed` with `cost-limit` and its partial deliverable. Needs a price for every role.
+   */
+  maxCost: z.number().finite().positive().optional(),
 });
 
 /** Temperature and top-p of a role's calls; `null` sends none (for models that reject the parameter). */
@@ -88,6 +97,25 @@ const roleNames = [
   'manage',
   'audit',
 ] as const satisfies readonly RoleName[];
+
+/**
+ * Prices of the run's calls, in `currency`: `inputPerMTok` / `outputPerMTok` (and `cachedInputPerMTok`) price the
+ * calls of the main `backend` (over its own `pricing`); `roles` prices one role's calls, whatever backend makes them.
+ */
+const HarnessPricingSchema = z
+  .strictObject({
+    currency: CurrencySchema,
+    inputPerMTok: PricingSchema.shape.inputPerMTok.optional(),
+    outputPerMTok: PricingSchema.shape.outputPerMTok.optional(),
+    cachedInputPerMTok: PricingSchema.shape.cachedInputPerMTok,
+    roles: z.partialRecord(z.enum(roleNames), PricingSchema).default({}),
+  })
+  .refine(
+    (p) =>
+      (p.inputPerMTok === undefined) === (p.outputPerMTok === undefined) &&
+      (p.cachedInputPerMTok === undefined || p.inputPerMTok !== undefined),
+    { error: 'give inputPerMTok and outputPerMTok together (and cachedInputPerMTok only with them)' },
+  );
 
 /** The option schema of `createHarness`. */
 export const HarnessOptionsSchema = z.strictObject({
@@ -129,6 +157,11 @@ export const HarnessOptionsSchema = z.strictObject({
   }).prefault({}),
   memory: z.custom<MemoryManagerOptions>((v) => typeof v === 'object' && v !== null, 'must be an object').optional(),
   roles: z.partialRecord(z.enum(roleNames), backend).default({}),
+  /**
+   * What the model calls cost, for the report's `cost` and `limits.maxCost` (see docs/backends.md, "Pricing and
+   * cost"). A backend's own `pricing` prices its calls when this gives none for them.
+   */
+  pricing: HarnessPricingSchema.optional(),
   components: z
     .strictObject({
       planner: z.custom<PlannerLike>(hasMethod('plan'), 'must have plan(input)').optional(),
@@ -148,6 +181,16 @@ export const HarnessOptionsSchema = z.strictObject({
       repair: z.string().min(1).optional(),
     })
     .prefault({}),
+  /**
+   * Where each run saves its snapshots, for `harness.resume()` (see docs/durability.md): a {@link RunStore}, or
+   * `false` for none (a crashed run then cannot be resumed). @defaultValue a file store in each run's workspace
+   * (`.harness/run.json`)
+   */
+  store: z
+    .union([z.literal(false), z.custom<RunStore>(isRunStore)], {
+      error: 'must be a RunStore (an object with save, load, list and delete) or false',
+    })
+    .optional(),
   now: z.custom<() => number>(isFn, 'must be a function returning milliseconds').optional(),
   generateId: z.custom<() => string>(isFn, 'must be a function returning a string').optional(),
 });
@@ -162,13 +205,16 @@ export type RoleName = Purpose;
 /** Validates `createHarness` options; a bad one throws `invalid-options` naming it and what is allowed. @internal */
 export function parseHarnessOptions(options: HarnessOptions): ResolvedHarnessOptions {
   const parsed = HarnessOptionsSchema.safeParse(options);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    checkCostOptions(parsed.data);
+    return parsed.data;
+  }
   const problems = describeIssues(parsed.error.issues, { schema: HarnessOptionsSchema });
   // The range hint helps only with a bad limit; a misspelt key carries its own suggestion.
   const limitsHint = parsed.error.issues.some(
     (issue) => issue.path[0] === 'limits' && issue.code !== 'unrecognized_keys',
   )
-    ? ' Limits are integers ≥ 1 (repairAttempts ≥ 0).'
+    ? ' Limits are integers ≥ 1 (repairAttempts ≥ 0; maxCost any number > 0).'
     : '';
   throw new HarnessError(
     'invalid-options',

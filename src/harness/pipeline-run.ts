@@ -1,29 +1,34 @@
 /**
  * One run of the OneDayAgent pipeline: intake → plan → execute → synthesize → verify → repair. All per-run state
- * lives here; stopping is {@link RunControl}'s job, the iteration shares {@link IterationBudget}'s, the roles
- * {@link RoleWiring}'s and the result {@link assembleResult}'s.
+ * lives in one {@link PipelineState}, saved through the run's checkpointer at every stage change and inside every
+ * executor loop, so that a resumed run goes on where its snapshot stopped; stopping is {@link RunControl}'s job, the
+ * iteration shares {@link IterationBudget}'s, the roles {@link RoleWiring}'s and the result {@link assembleResult}'s.
  * @module
  */
-import { runEventSender, type EmitEvent, type HarnessEvents } from '../events.js';
-import type { RunCheckpointer, RunSnapshot } from '../durability/types.js';
+import { runEventSender, type EmitEvent, type HarnessEvents, type RunEventNumbering } from '../events.js';
+import { LoopResumer } from '../durability/loop-resumer.js';
+import { resumeRedo } from '../durability/redo.js';
+import type { LoopCheckpoint, RunCheckpointer, RunSnapshot } from '../durability/types.js';
+import { HarnessError, toHarnessError } from '../errors.js';
 import type { ExecutorResult } from '../executor/types.js';
 import { MemoryManager } from '../memory/memory-manager.js';
-import { saveLongAnswer } from '../pipeline/answers.js';
-import { partialDeliverable, renderCheckpoints, toCheckpoint } from '../pipeline/checkpoints.js';
-import type { VerifierLike } from '../pipeline/components.js';
+import { partialDeliverable } from '../pipeline/checkpoints.js';
 import { capPlan, singleSubtask } from '../pipeline/plan.js';
-import type { Deliverable, PlannedSubtask, RunResult, SubtaskRecord, Verdict } from '../pipeline/types.js';
+import type { PlannedSubtask, RunResult } from '../pipeline/types.js';
 import { DataMark } from '../prompts/datamark.js';
-import { renderSubtaskObjective } from '../prompts/subtask.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { Workspace } from '../workspace/types.js';
+import { executeStage } from './execute-stage.js';
 import { copyAttachments } from './intake.js';
 import { IterationBudget } from './iteration-budget.js';
 import type { ResolvedHarnessOptions } from './options.js';
+import { isPipelineState, stageOf, type PipelineState } from './pipeline-state.js';
 import { newReportTally, tallyEvent } from './report.js';
 import { RoleWiring } from './role-wiring.js';
-import { FATAL_ERROR_CODES, RunControl, StopRun } from './run-control.js';
+import { RunControl, StopRun } from './run-control.js';
 import { assembleResult } from './run-result.js';
+import type { StageContext } from './stage-context.js';
+import { verifyStage } from './verify-stage.js';
 
 /** Everything one run starts from. @internal */
 export interface PipelineRunInit {
@@ -45,31 +50,56 @@ export interface PipelineRunInit {
   checkpointer?: RunCheckpointer | undefined;
   /** The snapshot to go on from (`harness.resume()`), already checked to belong to this run, mode and options. */
   resume?: RunSnapshot | undefined;
+  /**
+   * The run's event numbering, shared with its checkpointer (which records the last number in each snapshot).
+   * @defaultValue numbering from 1
+   */
+  numbering?: RunEventNumbering | undefined;
+  /** The run's boundary of untrusted text (a resumed run's is the snapshot's). @defaultValue a fresh one */
+  dataMark?: DataMark | undefined;
+  /** What the harness has to tell before the run goes on (e.g. that it keeps no snapshots); put in `run-start`. */
+  warnings?: string[] | undefined;
 }
 
-/** One run of the pipeline. @internal */
-export class PipelineRun {
-  private readonly o: ResolvedHarnessOptions;
-  /** The report's counters, folded from the run's events as they happen. */
-  private readonly tally = newReportTally();
-  private readonly emit: EmitEvent;
-  private readonly control: RunControl;
-  private readonly roles: RoleWiring;
+/** One run of the pipeline; its stages see it as a {@link StageContext}. @internal */
+export class PipelineRun implements StageContext {
+  readonly o: ResolvedHarnessOptions;
+  readonly s: PipelineState;
+  readonly runId: string;
+  readonly task: string;
+  readonly workspace: Workspace;
+  readonly emit: EmitEvent;
+  readonly control: RunControl;
+  readonly roles: RoleWiring;
+  private readonly loops: LoopResumer;
   private readonly startedAt: number;
-  private budget: IterationBudget;
-  private attachmentPaths: string[] = [];
-  private plan: PlannedSubtask[] = [];
-  private readonly records: SubtaskRecord[] = [];
-  private readonly verdicts: Verdict[] = [];
-  private deliverable: Deliverable = { answer: '', files: [] };
+  /** Run time used before this process took the run up (a resumed run's). */
+  private readonly elapsedBefore: number;
+  budget: IterationBudget;
+  /** Iterations booked by ended loops. */
+  private spent: number;
   /** This run's boundary of untrusted text in every prompt. */
-  private readonly mark = DataMark.random();
+  readonly mark: DataMark;
+  /** The store error that stopped the run, once a save failed. */
+  private storeFailure: HarnessError | undefined;
 
   constructor(private readonly init: PipelineRunInit) {
     this.o = init.options;
+    this.runId = init.runId;
+    this.task = init.task;
+    this.workspace = init.workspace;
+    const saved = init.resume;
+    if (saved && !isPipelineState(saved.state)) {
+      throw new HarnessError('resume-incompatible', `The snapshot of run "${init.runId}" holds no pipeline state.`);
+    }
+    this.s = saved ? (saved.state as PipelineState) : freshState();
+    this.mark = init.dataMark ?? DataMark.random();
     this.startedAt = init.now();
-    this.emit = runEventSender(init.bus, init.now, (event) => tallyEvent(this.tally, event));
-    this.control = new RunControl(this.o.limits);
+    this.elapsedBefore = saved?.used.elapsedMs ?? 0;
+    this.spent = saved?.used.iterations ?? 0;
+    this.emit = runEventSender(init.bus, init.now, (event) => tallyEvent(this.s.tally, event), init.numbering);
+    this.control = new RunControl(this.o.limits, this.elapsedBefore);
+    this.loops = new LoopResumer(saved?.loop, (loop) => this.checkpoint(loop.purpose, loop));
     this.roles = new RoleWiring(this.o, {
       runId: init.runId,
       workspace: init.workspace,
@@ -78,29 +108,25 @@ export class PipelineRun {
       emit: this.emit,
       now: init.now,
       signal: this.control.controller.signal,
+      control: this.control,
+      costSoFar: () => this.s.tally.cost?.total ?? 0,
+      ...(init.checkpointer ? { wrapExecutor: (executor) => this.loops.wrap(executor) } : {}),
     });
-    this.budget = this.sizeBudget(1);
+    this.budget = this.sizeBudget(this.s.plan?.length ?? 1);
+    this.budget.spend(this.spent);
   }
 
   async execute(): Promise<RunResult> {
     const unwatch = this.control.watch(this.init.signal);
     let failure: StopRun | undefined;
     try {
-      this.emit({
-        type: 'run-start',
-        mode: 'pipeline',
-        runId: this.init.runId,
-        goal: this.init.task,
-        workspace: this.init.workspace.root,
-        decomposition: this.o.decomposition,
-        verification: this.o.verification,
-        warnings: this.toolWarnings(),
-      });
+      if (this.init.resume) await this.announceResume(this.init.resume);
+      else await this.announceStart();
       await this.intake();
       await this.planStage();
-      await this.executeStage();
+      await executeStage(this);
       await this.synthesizeStage();
-      if (this.o.verification) await this.verifyStage();
+      if (this.o.verification) await verifyStage(this);
     } catch (error) {
       failure = this.control.asStop(error, 'pipeline');
     } finally {
@@ -109,145 +135,95 @@ export class PipelineRun {
     return this.finish(failure);
   }
 
+  // ---- start and resume ----
+
+  private async announceStart(): Promise<void> {
+    this.emit({
+      type: 'run-start',
+      mode: 'pipeline',
+      runId: this.init.runId,
+      goal: this.init.task,
+      workspace: this.init.workspace.root,
+      decomposition: this.o.decomposition,
+      verification: this.o.verification,
+      warnings: [...(this.init.warnings ?? []), ...this.toolWarnings()],
+    });
+    await this.checkpoint('intake');
+  }
+
+  private async announceResume(snapshot: RunSnapshot): Promise<void> {
+    const loop = snapshot.loop;
+    this.emit({
+      type: 'run-resume',
+      runId: this.init.runId,
+      mode: 'pipeline',
+      stage: loop?.purpose ?? stageOf(this.s),
+      ...(loop ? { scope: loop.scope } : {}),
+      savedAt: snapshot.savedAt,
+      redo: resumeRedo(loop),
+    });
+    // The resume is counted in the snapshot; the loop is still to be taken up, so it stays in it.
+    await this.checkpoint('resume', loop);
+  }
+
   // ---- stages ----
 
   private async intake(): Promise<void> {
-    this.attachmentPaths = await copyAttachments(this.init.workspace, this.init.attachments);
+    if (this.s.attachments) return;
+    this.s.attachments = await copyAttachments(this.init.workspace, this.init.attachments);
+    await this.checkpoint('intake');
   }
 
   private async planStage(): Promise<void> {
+    if (this.s.plan) return;
     this.control.check('plan');
-    if (!this.o.decomposition) {
-      this.plan = [singleSubtask()];
-      this.emit({ type: 'plan-created', runId: this.init.runId, plan: this.plan, fallback: 'decomposition-off' });
-      return;
+    let plan: PlannedSubtask[];
+    let fallback: 'single-subtask' | 'truncated' | 'decomposition-off' | undefined = 'decomposition-off';
+    let reason: string | undefined;
+    if (this.o.decomposition) {
+      const outcome = await this.control.guard('plan', () =>
+        this.roles.planner().plan({
+          request: this.init.task,
+          attachments: this.attachments,
+          workspace: this.init.workspace,
+          maxSubtasks: this.o.limits.maxSubtasks,
+          signal: this.control.controller.signal,
+          runId: this.init.runId,
+          dataMark: this.mark,
+        }),
+      );
+      const capped = capPlan(outcome.subtasks.length ? outcome.subtasks : [singleSubtask()], this.o.limits.maxSubtasks);
+      fallback = !outcome.subtasks.length ? 'single-subtask' : capped.reason ? 'truncated' : outcome.fallback;
+      reason = !outcome.subtasks.length ? 'The planner returned no subtasks.' : (capped.reason ?? outcome.reason);
+      plan = capped.subtasks;
+      this.budget = this.sizeBudget(plan.length);
+      this.budget.spend(this.spent);
+    } else {
+      plan = [singleSubtask()];
     }
-    const outcome = await this.control.guard('plan', () =>
-      this.roles.planner().plan({
-        request: this.init.task,
-        attachments: this.attachmentPaths,
-        workspace: this.init.workspace,
-        maxSubtasks: this.o.limits.maxSubtasks,
-        signal: this.control.controller.signal,
-        runId: this.init.runId,
-        dataMark: this.mark,
-      }),
-    );
-    const capped = capPlan(outcome.subtasks.length ? outcome.subtasks : [singleSubtask()], this.o.limits.maxSubtasks);
-    const fallback = !outcome.subtasks.length ? 'single-subtask' : capped.reason ? 'truncated' : outcome.fallback;
-    const reason = !outcome.subtasks.length ? 'The planner returned no subtasks.' : (capped.reason ?? outcome.reason);
-    this.plan = capped.subtasks;
-    this.budget = this.sizeBudget(this.plan.length);
+    this.s.plan = plan;
     this.emit({
       type: 'plan-created',
       runId: this.init.runId,
-      plan: this.plan,
+      plan,
       ...(fallback ? { fallback } : {}),
       ...(reason ? { reason } : {}),
     });
-  }
-
-  private async executeStage(): Promise<void> {
-    for (const [index, subtask] of this.plan.entries()) {
-      if (this.control.stopped) {
-        this.records.push({ ...subtask, status: 'skipped', attempts: 0, answer: '', files: [] });
-        continue;
-      }
-      this.emit({ type: 'subtask-start', runId: this.init.runId, subtask, index });
-      const { record, lastError } = await this.runSubtask(subtask, index);
-      this.records.push(record);
-      this.emit({ type: 'subtask-finish', runId: this.init.runId, record });
-      if (record.status === 'failed') this.control.failFast(lastError, 'execute');
-    }
-    this.control.check('execute');
-  }
-
-  /** Runs a subtask's attempts, each in a fresh scope (and so a fresh file-preview budget). */
-  private async runSubtask(
-    subtask: PlannedSubtask,
-    index: number,
-  ): Promise<{ record: SubtaskRecord; lastError: ExecutorResult['error'] }> {
-    const priorState = renderCheckpoints(
-      this.records.map((r) => toCheckpoint(r)),
-      this.mark,
-      errorsOf(this.records),
-    );
-    let attempts = 0;
-    let result: ExecutorResult | undefined;
-    let previousError: string | undefined;
-    const triedFiles: string[] = [];
-    let lastAnswer = '';
-    while (attempts < this.o.limits.subtaskAttempts && !this.control.stopped) {
-      const iterations = this.budget.forSubtask(index);
-      if (iterations < 1) {
-        previousError ??=
-          'No iterations were left for this subtask: the rest of limits.maxIterations is reserved for later stages.';
-        break;
-      }
-      attempts += 1;
-      this.emit({
-        type: 'subtask-attempt',
-        runId: this.init.runId,
-        subtaskId: subtask.id,
-        attempt: attempts,
-        ...(previousError ? { previousError } : {}),
-      });
-      result = await this.runLoop('execute', {
-        scope: attempts === 1 ? subtask.id : `${subtask.id}-attempt-${attempts}`,
-        objective: renderSubtaskObjective({
-          plan: this.plan,
-          index,
-          attachments: this.attachmentPaths,
-          previousError,
-          mark: this.mark,
-        }),
-        priorState,
-        maxIterations: iterations,
-      });
-      triedFiles.push(...result.files);
-      if (result.answer.trim()) lastAnswer = result.answer;
-      if (result.status === 'completed') break;
-      previousError = result.error?.message ?? `the attempt ended with status ${result.status}`;
-      // Another attempt cannot cure wrong credentials or an unknown model: the stage ends the run instead.
-      if (result.error && FATAL_ERROR_CODES.has(result.error.code)) break;
-    }
-    const completed = result?.status === 'completed';
-    const answer = completed ? (result?.answer ?? '') : lastAnswer;
-    // A failed subtask keeps every file its attempts wrote: they are the material synthesis can still use.
-    const files = completed ? [...(result?.files ?? [])] : [...new Set(triedFiles)];
-    const error = completed ? undefined : (previousError ?? this.control.message());
-    const answerFile = await saveLongAnswer(this.init.workspace, subtask.id, answer, {
-      runId: this.init.runId,
-      emit: this.emit,
-      scope: subtask.id,
-    });
-    const record: SubtaskRecord = {
-      ...subtask,
-      status: completed ? 'completed' : 'failed',
-      attempts,
-      answer,
-      files,
-      ...(answerFile ? { answerFile } : {}),
-      ...(error ? { error } : {}),
-    };
-    return { record, lastError: result?.error };
+    await this.checkpoint('plan');
   }
 
   private async synthesizeStage(): Promise<void> {
-    const only = this.records[0];
-    if (this.records.length === 1 && only?.status === 'completed') {
+    if (this.s.synthesized) return;
+    const records = this.s.records;
+    const only = records[0];
+    if (records.length === 1 && only?.status === 'completed') {
       // One completed subtask already is the deliverable; a synthesis loop would only copy it.
-      this.deliverable = { answer: only.answer, files: [...only.files] };
-      this.emit({
-        type: 'synthesis-finish',
-        runId: this.init.runId,
-        deliverable: this.deliverable,
-        status: 'completed',
-      });
+      this.s.deliverable = { answer: only.answer, files: [...only.files] };
+      await this.endSynthesis('completed');
       return;
     }
     // The candidate until synthesis delivers: every completed answer and every file a subtask wrote.
-    this.deliverable = partialDeliverable(this.records);
+    this.s.deliverable = partialDeliverable(records);
     const iterations = this.budget.forSynthesis();
     if (iterations < 1) this.control.stop('budget');
     this.control.check('synthesize');
@@ -255,8 +231,8 @@ export class PipelineRun {
       this.roles.synthesizer().synthesize({
         runId: this.init.runId,
         request: this.init.task,
-        subtasks: this.records,
-        attachments: this.attachmentPaths,
+        subtasks: records,
+        attachments: this.attachments,
         workspace: this.init.workspace,
         signal: this.control.controller.signal,
         maxIterations: iterations,
@@ -268,14 +244,9 @@ export class PipelineRun {
     const completed = outcome.status === 'completed';
     // A failed synthesis never replaces the candidate: its last words ("Let me draft…") are not a deliverable.
     if (completed && (outcome.deliverable.answer.trim() || outcome.deliverable.files.length)) {
-      this.deliverable = outcome.deliverable;
+      this.s.deliverable = outcome.deliverable;
     }
-    this.emit({
-      type: 'synthesis-finish',
-      runId: this.init.runId,
-      deliverable: this.deliverable,
-      status: completed ? 'completed' : 'failed',
-    });
+    await this.endSynthesis(completed ? 'completed' : 'failed');
     this.control.check('synthesize');
     if (!completed && !this.o.verification) {
       throw new StopRun(
@@ -286,108 +257,56 @@ export class PipelineRun {
     }
   }
 
-  private async verifyStage(): Promise<void> {
-    const verifier = this.roles.verifier();
-    const repairer = this.roles.repairer();
-    let verdict = await this.verifyOnce(verifier, 1);
-    for (let attempt = 1; verdict.status === 'failed' && attempt <= this.o.limits.repairAttempts; attempt++) {
-      const iterations = this.budget.forRepair(this.o.limits.repairIterations);
-      if (iterations < 1) this.control.stop('budget');
-      this.control.check('repair');
-      this.emit({ type: 'repair-start', runId: this.init.runId, attempt, defects: verdict.defects });
-      const outcome = await this.control.guard('repair', () =>
-        repairer.repair({
-          runId: this.init.runId,
-          request: this.init.task,
-          deliverable: this.deliverable,
-          defects: verdict.defects,
-          attempt,
-          workspace: this.init.workspace,
-          signal: this.control.controller.signal,
-          maxIterations: iterations,
-          timeoutMs: this.control.timeLeft(),
-          dataMark: this.mark,
-        }),
-      );
-      this.settle(outcome.executor, 'repair');
-      // A failed repair leaves the deliverable as it was; its defects stay open for the next verification.
-      if (outcome.status === 'completed') this.deliverable = outcome.deliverable;
-      this.emit({
-        type: 'repair-finish',
-        runId: this.init.runId,
-        attempt,
-        status: outcome.status,
-        deliverable: this.deliverable,
-      });
-      this.control.check('repair');
-      verdict = await this.verifyOnce(verifier, attempt + 1);
-    }
+  private async endSynthesis(status: 'completed' | 'failed'): Promise<void> {
+    this.s.synthesized = true;
+    this.emit({ type: 'synthesis-finish', runId: this.init.runId, deliverable: this.s.deliverable, status });
+    await this.checkpoint('synthesize');
   }
 
-  private async verifyOnce(verifier: VerifierLike, attempt: number): Promise<Verdict> {
-    this.control.check('verify');
-    const verdict = await this.control.guard('verify', () =>
-      verifier.verify({
-        request: this.init.task,
-        deliverable: this.deliverable,
-        subtaskAnswers: this.records,
-        attachments: this.attachmentPaths,
-        workspace: this.init.workspace,
-        attempt,
-        signal: this.control.controller.signal,
-        runId: this.init.runId,
-        dataMark: this.mark,
-      }),
-    );
-    this.verdicts.push(verdict);
-    this.emit({
-      type: 'verify-finish',
-      runId: this.init.runId,
-      attempt,
-      passed: verdict.passed,
-      verdict,
-      defects: verdict.defects,
-    });
-    return verdict;
-  }
-
-  // ---- loops, budget and stopping ----
-
-  private async runLoop(
-    purpose: 'execute',
-    input: { scope: string; objective: string; priorState: string; maxIterations: number },
-  ): Promise<ExecutorResult> {
-    const executor = this.roles.executorFor(purpose);
-    const result = await this.control.guard(purpose, () =>
-      executor.run({
-        runId: this.init.runId,
-        purpose,
-        scope: input.scope,
-        request: this.init.task,
-        objective: input.objective,
-        ...(input.priorState ? { priorState: input.priorState } : {}),
-        workspace: this.init.workspace,
-        signal: this.control.controller.signal,
-        maxIterations: input.maxIterations,
-        timeoutMs: this.control.timeLeft(),
-        dataMark: this.mark,
-      }),
-    );
-    this.budget.spend(result.iterations);
-    this.stopWithLoop(result);
-    return result;
-  }
+  // ---- loops, budget, snapshots and stopping ----
 
   /** Books a role's loop: its iterations, its abort or timeout, and a failure no retry can cure. */
-  private settle(result: ExecutorResult, stage: string): void {
-    this.budget.spend(result.iterations);
-    this.stopWithLoop(result);
+  settle(result: ExecutorResult, stage: string): void {
+    this.book(result, stage);
     this.control.failFast(result.error, stage);
   }
 
-  /** Loops get the run's signal and its time left, so their abort or timeout is the run's. */
-  private stopWithLoop(result: ExecutorResult): void {
+  /**
+   * Books a loop's iterations; its abort or timeout is the run's (loops get the run's signal and time left), and so
+   * is a store failure inside it: no later attempt may run unrecorded.
+   */
+  book(result: ExecutorResult, stage: string): void {
+    this.spent += Math.max(0, result.iterations);
+    this.budget.spend(result.iterations);
+    if (this.storeFailure) throw new StopRun('error', errorOf(this.storeFailure), stage);
     if (result.status === 'aborted' || result.status === 'timeout') this.control.stop(result.status);
+  }
+
+  /**
+   * Saves the run's state (and the loop in progress, when called from one) through the checkpointer. Nothing is
+   * saved once the run has stopped: an aborted run stays resumable from where it was, not from its wind-down.
+   */
+  async checkpoint(stage: string, loop?: LoopCheckpoint): Promise<void> {
+    const checkpointer = this.init.checkpointer;
+    if (!checkpointer || this.control.stopped || this.storeFailure) return;
+    try {
+      await checkpointer.save({
+        state: this.s,
+        used: { iterations: this.spent, elapsedMs: this.elapsedMs() },
+        ...(loop ? { loop } : {}),
+      });
+    } catch (error) {
+      this.storeFailure = toHarnessError(error);
+      throw new StopRun('error', errorOf(this.storeFailure), stage);
+    }
+  }
+
+  get attachments(): string[] {
+    return this.s.attachments ?? [];
+  }
+
+  private elapsedMs(): number {
+    return this.elapsedBefore + Math.max(0, this.init.now() - this.startedAt);
   }
 
   private sizeBudget(subtasks: number): IterationBudget {
@@ -409,20 +328,38 @@ export class PipelineRun {
     const result = assembleResult({
       runId: this.init.runId,
       failure,
-      deliverable: this.deliverable,
-      plan: this.plan,
-      records: this.records,
-      verdicts: this.verdicts,
+      deliverable: this.s.deliverable,
+      plan: this.s.plan ?? [],
+      records: this.s.records,
+      verdicts: this.s.verdicts,
       workspace: this.init.workspace.root,
-      tally: this.tally,
-      wallTimeMs: Math.max(0, this.init.now() - this.startedAt),
+      tally: this.s.tally,
+      wallTimeMs: this.elapsedMs(),
     });
+    // An aborted run, or one whose store failed, keeps its last good snapshot: resume() goes on from there.
+    if (result.status !== 'aborted' && !this.storeFailure) await this.init.checkpointer?.finish(result);
     await this.init.endWorkspace?.(result.status);
     this.emit({ type: 'run-finish', runId: this.init.runId, result });
     return result;
   }
 }
 
-function errorsOf(records: readonly SubtaskRecord[]): Map<string, string> {
-  return new Map(records.flatMap((r) => (r.error ? [[r.id, r.error] as const] : [])));
+function freshState(): PipelineState {
+  return {
+    kind: 'pipeline',
+    attachments: null,
+    plan: null,
+    records: [],
+    current: null,
+    synthesized: false,
+    deliverable: { answer: '', files: [] },
+    verdicts: [],
+    repairs: 0,
+    repairing: null,
+    tally: newReportTally(),
+  };
+}
+
+function errorOf(error: HarnessError): { code: string; message: string } {
+  return { code: error.code, message: error.message };
 }

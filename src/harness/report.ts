@@ -2,7 +2,7 @@
  * The run report, computed from the events of one run.
  * @module
  */
-import type { HarnessEvent } from '../events.js';
+import type { HarnessEvent, LlmResponseEvent } from '../events.js';
 import { SUBMIT_ANSWER_TOOL } from '../prompts/executor.js';
 import type { PurposeUsage, RunReport, SubtaskRecord, Verdict } from '../pipeline/types.js';
 
@@ -31,6 +31,7 @@ export function newReportTally(): ReportTally {
     prunes: 0,
     warnings: {},
     resumes: { count: 0, redoneModelCalls: 0, rerunToolCalls: 0, interruptedToolCalls: 0 },
+    cost: null,
   };
 }
 
@@ -41,6 +42,7 @@ export function tallyEvent(tally: ReportTally, event: HarnessEvent): void {
       tally.peakRequestTokens = Math.max(tally.peakRequestTokens, event.requestTokens);
       break;
     case 'llm-response': {
+      tallyCost(tally, event);
       const usage: PurposeUsage = tally.byPurpose[event.purpose] ?? { calls: 0, inputTokens: 0, outputTokens: 0 };
       usage.calls += 1;
       usage.inputTokens += event.usage.inputTokens;
@@ -83,6 +85,27 @@ export function tallyEvent(tally: ReportTally, event: HarnessEvent): void {
   }
 }
 
+/**
+ * Adds a call's cost, before the call itself is counted in `modelCalls`. The first priced call names the report's
+ * currency, and the calls before it count as unpriced; so does a call priced in another currency, which a sum in one
+ * currency cannot hold (createHarness refuses mixed currencies; only a component's own backend can bring one).
+ */
+function tallyCost(tally: ReportTally, event: LlmResponseEvent): void {
+  const { cost: amount, currency } = event;
+  // `??=`, not `=== null`: a tally saved before cost was counted has no `cost` field.
+  if (amount === undefined || currency === undefined) {
+    if (tally.cost) tally.cost.unpricedCalls += 1;
+    return;
+  }
+  tally.cost ??= { currency, total: 0, byPurpose: {}, unpricedCalls: tally.modelCalls };
+  if (currency !== tally.cost.currency) {
+    tally.cost.unpricedCalls += 1;
+    return;
+  }
+  tally.cost.total += amount;
+  tally.cost.byPurpose[event.purpose] = (tally.cost.byPurpose[event.purpose] ?? 0) + amount;
+}
+
 /** The facts of a report that are not counted from events. */
 export interface ReportFacts {
   wallTimeMs: number;
@@ -96,6 +119,7 @@ export function reportFromTally(tally: ReportTally, facts: ReportFacts): RunRepo
   const report: RunReport = {
     wallTimeMs: facts.wallTimeMs,
     ...counted,
+    cost: counted.cost ?? null,
     subtasks: facts.subtasks.length,
     subtaskAttempts: facts.subtasks.reduce((sum, s) => sum + s.attempts, 0),
     failedSubtasks: facts.subtasks.filter((s) => s.status === 'failed').length,

@@ -18,7 +18,10 @@ import { Synthesizer } from '../synthesizer/synthesizer.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { Verifier } from '../verifier/verifier.js';
 import type { Workspace } from '../workspace/types.js';
+import { RunCosts } from './cost.js';
 import type { ResolvedHarnessOptions, SamplingOption } from './options.js';
+import { backendOfRole } from './role-backends.js';
+import type { RunControl } from './run-control.js';
 
 /** What the wiring of one run needs from the run. */
 export interface RunContext {
@@ -29,25 +32,32 @@ export interface RunContext {
   emit: EmitEvent;
   now: () => number;
   signal: AbortSignal;
+  /** The run's stop control: `limits.maxCost` stops the run through it. */
+  control: RunControl;
+  /** The run's cost so far, read from its report tally (which a resumed run restores). */
+  costSoFar: () => number;
+  /** Adds the run's hooks (checkpoints, resume) to every executor loop; absent: executors as built. */
+  wrapExecutor?: ((executor: ExecutorLike) => ExecutorLike) | undefined;
 }
 
 /** The roles of one run, built once each. */
 export class RoleWiring {
   private readonly executors = new Map<Purpose, ExecutorLike>();
+  private readonly costs: RunCosts | undefined;
 
   constructor(
     private readonly o: ResolvedHarnessOptions,
     private readonly run: RunContext,
-  ) {}
+  ) {
+    if (RunCosts.needed(o)) this.costs = new RunCosts(o, run);
+  }
 
   /**
    * The backend of a role: `roles[role]`, else the main backend. Verification falls back to `roles.vision` before the
-   * main backend, because it is sent the delivered images.
+   * main backend, because it is sent the delivered images. With `pricing` or `limits.maxCost`, the run's view of it:
+   * charged at the role's prices, its calls admitted by the run's cost limit.
    */
-  backendFor = (role: Purpose): LlmBackend => {
-    const roles = this.o.roles as Partial<Record<Purpose, LlmBackend>>;
-    return roles[role] ?? (role === 'verify' ? roles.vision : undefined) ?? this.o.backend;
-  };
+  backendFor = (role: Purpose): LlmBackend => this.costs?.backendFor(role) ?? backendOfRole(this.o, role);
 
   /** The sampling of a role: its `sampling.roles` entry, else the global `sampling`, else the paper's; `null` sends none. */
   samplingFor = (role: Purpose): Sampling | undefined => {
@@ -109,6 +119,11 @@ export class RoleWiring {
   }
 
   executorFor(purpose: 'execute' | 'synthesize' | 'repair'): ExecutorLike {
+    const executor = this.builtExecutorFor(purpose);
+    return this.run.wrapExecutor ? this.run.wrapExecutor(executor) : executor;
+  }
+
+  private builtExecutorFor(purpose: 'execute' | 'synthesize' | 'repair'): ExecutorLike {
     const custom = this.o.components.executor;
     if (custom) return custom;
     let executor = this.executors.get(purpose);

@@ -4,7 +4,7 @@
  */
 import { HarnessError, toHarnessError, type HarnessErrorCode } from '../errors.js';
 
-/** Why a run stopped before its end. */
+/** Why a run stopped before its end; `budget`: a limit of what the run may spend (iterations, or cost). */
 export type StopReason = 'aborted' | 'timeout' | 'budget';
 
 /**
@@ -35,9 +35,18 @@ export class RunControl {
   /** Aborted when the run stops; every loop and model call of the run gets its signal. */
   readonly controller = new AbortController();
   private reason: StopReason | undefined;
+  /** Set when a limit other than `limits.maxIterations` used up the budget (see {@link RunControl.stopAtLimit}). */
+  private limitError: { code: HarnessErrorCode; message: string } | undefined;
   private readonly startedMono = performance.now();
 
-  constructor(private readonly limits: { timeoutMs: number; maxIterations: number }) {}
+  /**
+   * @param elapsedBeforeMs time the run already used before this process took it up (a resumed run's), counted
+   * against `limits.timeoutMs`
+   */
+  constructor(
+    private readonly limits: { timeoutMs: number; maxIterations: number },
+    private readonly elapsedBeforeMs = 0,
+  ) {}
 
   /** Why the run stopped, when it did. */
   get stopped(): StopReason | undefined {
@@ -50,7 +59,7 @@ export class RunControl {
     if (signal?.aborted) this.stop('aborted');
     signal?.addEventListener('abort', onAbort, { once: true });
     // setTimeout fires at once for delays beyond 2^31-1 ms, so longer limits are clamped (about 24 days).
-    const timer = setTimeout(() => this.stop('timeout'), Math.min(this.limits.timeoutMs, 2 ** 31 - 1));
+    const timer = setTimeout(() => this.stop('timeout'), Math.min(this.timeLeft(), 2 ** 31 - 1));
     return () => {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
@@ -64,9 +73,20 @@ export class RunControl {
     if (reason !== 'budget') this.controller.abort(new HarnessError(reason, this.message()));
   }
 
+  /**
+   * Stops the run cleanly, like used-up iterations (nothing in flight is aborted; each loop ends at its next model
+   * call), for another spending limit, e.g. `cost-limit`; its error becomes the run's. The first stop wins.
+   */
+  stopAtLimit(error: { code: HarnessErrorCode; message: string }): void {
+    if (this.reason) return;
+    this.limitError = error;
+    this.stop('budget');
+  }
+
   /** Milliseconds the run has left (at least 1). */
   timeLeft(): number {
-    return Math.max(1, Math.floor(this.limits.timeoutMs - (performance.now() - this.startedMono)));
+    const elapsed = this.elapsedBeforeMs + (performance.now() - this.startedMono);
+    return Math.max(1, Math.floor(this.limits.timeoutMs - elapsed));
   }
 
   /** Throws the stop when the run has stopped. */
@@ -92,7 +112,8 @@ export class RunControl {
   asStop(error: unknown, stage: string): StopRun {
     if (error instanceof StopRun) return error;
     if (this.reason) {
-      const code: HarnessErrorCode = this.reason === 'budget' ? 'budget-exhausted' : this.reason;
+      const code: HarnessErrorCode =
+        this.reason === 'budget' ? (this.limitError?.code ?? 'budget-exhausted') : this.reason;
       return new StopRun(this.reason, { code, message: this.message() }, stage);
     }
     const harnessError = toHarnessError(error);
@@ -107,6 +128,7 @@ export class RunControl {
       case 'timeout':
         return `The run exceeded limits.timeoutMs (${this.limits.timeoutMs} ms).`;
       case 'budget':
+        if (this.limitError) return this.limitError.message;
         return `The run used up limits.maxIterations (${this.limits.maxIterations} ReAct iterations).`;
       default:
         return 'The attempt did not complete.';

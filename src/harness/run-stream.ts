@@ -60,6 +60,7 @@ export function startRunStream(input: RunInput, host: RunStreamHost): RunStream 
         attachments: normalized.attachments,
         runId,
         signal: controller.signal,
+        ...(normalized.store ? { store: normalized.store } : {}),
       });
     } finally {
       // No event of this run comes after it settles; events already buffered stay readable.

@@ -4,6 +4,7 @@
  * @module
  */
 import type { RunResult } from '../pipeline/types.js';
+import { stat } from 'node:fs/promises';
 import { HarnessError, toHarnessError } from '../errors.js';
 import { LocalWorkspace } from '../workspace/local-workspace.js';
 import { SealableWorkspace } from '../workspace/sealable-workspace.js';
@@ -64,6 +65,34 @@ export class RunWorkspaces {
   /** The workspace of a new run, locked for it; throws `invalid-options` or `workspace-busy`. */
   async open(runId: string): Promise<WorkspaceLease> {
     const { workspace, created } = await this.#create();
+    return this.#lease(workspace, created, runId);
+  }
+
+  /**
+   * The workspace of a run being resumed: the directory it worked in (never created here), locked again for it (a
+   * lock left by a dead process of this host is taken over). Your own Workspace object (the `workspace` option) is
+   * used as it is. Throws `invalid-input` when the directory is missing and `workspace-busy` when a live run holds
+   * it. `harness.close()` never removes it.
+   */
+  async reopen(root: string, runId: string): Promise<WorkspaceLease> {
+    if (isWorkspace(this.#option)) return this.#lease(this.#option, undefined, runId);
+    const isDirectory = await stat(root).then(
+      (s) => s.isDirectory(),
+      () => false,
+    );
+    if (!isDirectory) {
+      throw new HarnessError(
+        'invalid-input',
+        `Cannot resume run "${runId}": its workspace "${root}" is missing or not a directory. A run resumes in the ` +
+          'directory it worked in; workers that resume each other’s runs need that same path on every machine (a ' +
+          'shared or mounted volume), or pass the directory’s current path as `workspace`.',
+      );
+    }
+    const opened = await LocalWorkspace.create({ dir: root });
+    return this.#lease(opened, opened, runId);
+  }
+
+  async #lease(workspace: Workspace, created: LocalWorkspace | undefined, runId: string): Promise<WorkspaceLease> {
     let lock: Awaited<ReturnType<typeof lockWorkspace>>;
     try {
       lock = await lockWorkspace(workspace.root, runId);
@@ -82,6 +111,13 @@ export class RunWorkspaces {
       else this.#others.add(workspace.root);
     };
     return { workspace: sealable, end: (status) => (ended ??= end(status)) };
+  }
+
+  /** The directory every run works in, when the `workspace` option names one (or is a Workspace object). */
+  namedRoot(): string | undefined {
+    const option = this.#option;
+    if (isWorkspace(option)) return option.root;
+    return typeof option === 'string' ? option : option?.dir;
   }
 
   /** Deletes the temporary workspaces the `keep` setting allows, and lists what it kept and removed. */

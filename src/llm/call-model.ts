@@ -15,8 +15,10 @@ import type {
   ToolSpec,
   Usage,
 } from '../backend/types.js';
+import { callCost } from '../backend/pricing.js';
 import { DEFAULTS } from '../defaults.js';
 import type { EmitEvent } from '../events.js';
+import { callGateOf } from './call-gate.js';
 import { streamCall, streamsCalls, type CallIdentity } from './stream-call.js';
 
 /** Counts a request's tokens (messages plus tool specs). */
@@ -92,6 +94,8 @@ export const estimateRequestTokens: RequestTokenCounter = (messages, tools) => {
  * result normalised (a missing `toolCalls` or `usage` becomes empty). A backend with `stream()` (and no
  * `streaming: false`) is called through it, its parts emitted as delta events as they arrive; otherwise `generate()`.
  * Every retry the backend reports through `onRetry` becomes an `llm-retry` event. Backend errors propagate.
+ * A backend with `pricing` gets the call's cost on its `llm-response`; a run's backend may refuse the call before it
+ * is sent (`cost-limit`, when it could take the run past `limits.maxCost`).
  */
 export async function callModel(
   context: ModelCallContext,
@@ -113,6 +117,14 @@ export async function callModel(
   const maxOutputTokens = request.maxOutputTokens ?? context.maxOutputTokens;
   const temperature = request.temperature ?? context.sampling?.temperature;
   const topP = request.topP ?? context.sampling?.topP;
+  // A run's backend refuses here a call its limits forbid (limits.maxCost): before it is announced or sent.
+  const release = callGateOf(backend)?.admit({
+    purpose: context.purpose,
+    scope: context.scope,
+    backend,
+    requestTokens,
+    maxOutputTokens,
+  });
   const identity: CallIdentity = {
     runId: context.runId,
     purpose: context.purpose,
@@ -127,6 +139,10 @@ export async function callModel(
     messages: messages.length,
     requestTokens,
     ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
+    ...(temperature === undefined ? {} : { temperature }),
+    ...(topP === undefined ? {} : { topP }),
+    // The emitter drops it unless content is captured (see HarnessEvents.captureContent).
+    content: { messages },
   });
   const onRetry = (notice: RetryNotice) => {
     request.onRetry?.(notice);
@@ -151,7 +167,13 @@ export async function callModel(
     onRetry,
   };
   const started = now();
-  const raw = streamsCalls(backend) ? await streamCall(backend, sent, identity, emit) : await backend.generate(sent);
+  let raw: GenerateResult;
+  try {
+    raw = streamsCalls(backend) ? await streamCall(backend, sent, identity, emit) : await backend.generate(sent);
+  } finally {
+    // From here to llm-response nothing awaits: the call's cost is in the run's tally before its reservation goes.
+    release?.();
+  }
   const result = normalizeResult(raw);
   context.onUsage?.(requestTokens, result.usage, backend);
   emit?.({
@@ -161,6 +183,8 @@ export async function callModel(
     usage: result.usage,
     toolCalls: result.message.toolCalls.length,
     durationMs: Math.max(0, now() - started),
+    ...(backend.pricing ? { cost: callCost(result.usage, backend.pricing), currency: backend.pricing.currency } : {}),
+    content: { message: result.message },
   });
   return result;
 }

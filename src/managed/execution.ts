@@ -6,6 +6,7 @@
 import type { LlmBackend, Purpose } from '../backend/types.js';
 import type { HarnessErrorCode } from '../errors.js';
 import { toHarnessError } from '../errors.js';
+import type { LoopCheckpoint } from '../durability/types.js';
 import type { EmitEvent } from '../events.js';
 import type { ExecutorLike, ExecutorResult } from '../executor/types.js';
 import type { ExecutionMemory } from '../memory/types.js';
@@ -32,6 +33,12 @@ export interface ExecutionInput {
   timeoutMs: number;
   /** The run's boundary of untrusted text in prompts; absent: a fresh one for this round. */
   dataMark?: DataMark;
+  /** The built-in loop goes on from this checkpoint of the round's loop instead of starting afresh. */
+  resumeFrom?: LoopCheckpoint | undefined;
+  /** Awaited with the built-in loop's state after every model response and around every tool call. */
+  onCheckpoint?: ((checkpoint: LoopCheckpoint) => Promise<void>) | undefined;
+  /** Awaited just before an external agent's episode starts (a resumed run must not start it twice). */
+  onEpisodeStart?: (() => Promise<void>) | undefined;
 }
 
 /** The claim, and what the episode cost. */
@@ -79,6 +86,8 @@ export async function executeContract(deps: ExecutionDeps, input: ExecutionInput
       maxIterations: input.maxIterations,
       timeoutMs: input.timeoutMs,
       dataMark: mark,
+      ...(input.resumeFrom ? { resumeFrom: input.resumeFrom } : {}),
+      ...(input.onCheckpoint ? { onCheckpoint: input.onCheckpoint } : {}),
     });
     const status = FROM_LOOP[result.status];
     const claim: ExecutionClaim = {
@@ -102,6 +111,7 @@ export async function executeContract(deps: ExecutionDeps, input: ExecutionInput
   });
   let episode: { status: EpisodeStatus; output: string; exitCode?: number };
   let error: ExecutionOutcome['error'];
+  await input.onEpisodeStart?.();
   try {
     episode = await agent.runEpisode({
       prompt,
@@ -124,6 +134,22 @@ export async function executeContract(deps: ExecutionDeps, input: ExecutionInput
     ...(error ? { error: error.message } : {}),
   };
   return { claim, iterations: 0, ...(error ? { error } : {}) };
+}
+
+/** The message of an external agent's episode that a stop cut off: what it did is for the audit to find out. */
+export const INTERRUPTED_EPISODE =
+  'interrupted: the harness stopped while this episode ran (crash or restart); its outcome is unknown. It was not ' +
+  'started again.';
+
+/**
+ * The outcome of an external agent's episode that was started before the run stopped and is not started again on
+ * resume: an `error` claim saying so, which the round's audit then checks against the workspace.
+ */
+export function interruptedEpisode(agent: string): ExecutionOutcome {
+  return {
+    claim: { agent, status: 'error', summary: INTERRUPTED_EPISODE, files: [], error: INTERRUPTED_EPISODE },
+    iterations: 0,
+  };
 }
 
 /** The claim as prompts carry it: the memory layer keeps head and tail and saves the whole under `.harness/outputs/`. */

@@ -8,6 +8,7 @@ export {
   runManaged,
   type ManagedRunInit,
   type ManagedRunResult,
+  type ReportFold,
   type RunControlLike,
   type RunStop,
 } from './loop.js';
@@ -36,6 +37,7 @@ export { diffFingerprints, fingerprintWorkspace, type Fingerprint } from './inte
 export { listFilesTool } from './list-files.js';
 export { applyAudit, applyDrafts, emptyTaskState, openRecords, TASK_STATE_FILE, type AuditUpdate } from './state.js';
 export type { ManagedReport, ManagedRunReport, RoleTokens } from './report.js';
+export { readManagedState, type ManagedPosition, type ManagedSnapshotState } from './snapshot.js';
 export type {
   AnsweredQuestion,
   AuditFinding,

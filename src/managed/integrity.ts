@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { lstat, readlink } from 'node:fs/promises';
+import type { AuditInput, AuditorLike, AuditOutcome } from './types.js';
 import { walkWorkspace } from './workspace-walk.js';
 
 /** Workspace-relative path → what it is: `file:<size>:<sha256>`, `dir`, `link:<target>` or `other`. */
@@ -40,6 +41,33 @@ export function diffFingerprints(before: Fingerprint, after: Fingerprint): strin
   for (const [file, print] of after) if (before.get(file) !== print) changed.add(file);
   for (const file of before.keys()) if (!after.has(file)) changed.add(file);
   return [...changed].sort();
+}
+
+/** An audit run between two fingerprints: its outcome or what it threw, and what changed in the workspace meanwhile. */
+export interface FingerprintedAudit {
+  outcome: AuditOutcome | undefined;
+  /** What the auditor threw, when it did (`undefined` otherwise). */
+  thrown: unknown;
+  after: Fingerprint;
+  /** Paths created, changed or removed during the audit: non-empty is an integrity violation. */
+  changedPaths: string[];
+}
+
+/** Runs an audit and fingerprints the workspace after it; a throw is kept, since a change is recorded whatever happened. */
+export async function fingerprintedAudit(
+  auditor: AuditorLike,
+  input: AuditInput,
+  before: Fingerprint,
+): Promise<FingerprintedAudit> {
+  let outcome: AuditOutcome | undefined;
+  let thrown: unknown;
+  try {
+    outcome = await auditor.audit(input);
+  } catch (error) {
+    thrown = error;
+  }
+  const after = await fingerprintWorkspace(input.workspace.root);
+  return { outcome, thrown, after, changedPaths: diffFingerprints(before, after) };
 }
 
 async function sha256(file: string): Promise<string> {

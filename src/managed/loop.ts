@@ -1,136 +1,76 @@
 /**
  * One managed run (LongHorizon-Harness): the Manage-Execute-Audit loop over a task state kept outside every model
- * context, with the completion gate, integrity checks around audits, and the run's budgets.
+ * context, with the completion gate, integrity checks around audits, the run's budgets, and a snapshot before every
+ * stage so that a resumed run goes on where it stopped.
  * @module
  */
-import type { LlmBackend, Purpose } from '../backend/types.js';
-import { HarnessError, type HarnessErrorCode } from '../errors.js';
+import type { LoopCheckpoint } from '../durability/types.js';
+import { HarnessError } from '../errors.js';
 import type { EmitEvent, HarnessEvent } from '../events.js';
-import type { Sampling } from '../llm/call-model.js';
-import type { ExecutionMemory } from '../memory/types.js';
-import { headTail } from '../memory/truncate.js';
-import type { Contract, TaskState } from '../pipeline/task-state.js';
-import type { Deliverable, RunReport, RunResult } from '../pipeline/types.js';
-import type { ToolRegistry } from '../tools/registry.js';
-import { raceSignal } from '../util/race-signal.js';
-import type { Workspace } from '../workspace/types.js';
-import { executeContract } from './execution.js';
-import { diffFingerprints, fingerprintWorkspace, type Fingerprint } from './integrity.js';
-import { MANAGED_DEFAULTS, parseManagedOptions, type ManagedOptions, type ResolvedManagedOptions } from './options.js';
 import { DataMark } from '../prompts/datamark.js';
-import { renderState } from './prompts.js';
-import { buildManagedReport, type ManagedReport, type ManagedRunReport } from './report.js';
-import { applyAudit, applyDrafts, emptyTaskState, openRecords, saveTaskState } from './state.js';
-import type { AnsweredQuestion, AuditOutcome, AuditReport, ExecutionClaim, ManagerDecision } from './types.js';
+import { raceSignal } from '../util/race-signal.js';
+import { blockedEnding, deliverableOf, endStatus, outOfRounds, refusedDone, unansweredEnding } from './endings.js';
+import { executeContract, interruptedEpisode } from './execution.js';
+import { diffFingerprints, fingerprintedAudit, fingerprintWorkspace } from './integrity.js';
+import { MANAGED_DEFAULTS, parseManagedOptions, type ResolvedManagedOptions } from './options.js';
+import { ManagedProgress } from './progress.js';
+import { managedReportFromTally, tallyManagedEvent } from './report.js';
+import type { ManagedRunInit, ManagedRunResult, RunControlLike, RunStop } from './run-init.js';
+import { pendingLoop, readManagedState, redoAt, type ManagedPosition } from './snapshot.js';
+import { applyAudit, applyDrafts, saveTaskState } from './state.js';
+import type { ManagerDecision } from './types.js';
 import { wireRoles, type ManagedRoles } from './wiring.js';
 
-/** How a run stopped early, as a {@link RunControlLike} reports it. */
-export interface RunStop {
-  reason: 'aborted' | 'timeout' | 'budget' | 'error';
-  error: { code: string; message: string };
-  stage: string;
-}
-
-/**
- * The run's stop state (the harness's `RunControl` fits): one abort controller for everything in flight, the time
- * limit, and how a thrown error becomes the run's stop.
- */
-export interface RunControlLike {
-  /** Aborted when the run stops. */
-  readonly controller: AbortController;
-  readonly stopped: 'aborted' | 'timeout' | 'budget' | undefined;
-  /** Watches the caller's signal and the time limit; returns the function that stops watching. */
-  watch(signal: AbortSignal | undefined): () => void;
-  stop(reason: 'aborted' | 'timeout' | 'budget'): void;
-  /** Milliseconds the run has left. */
-  timeLeft(): number;
-  /** Throws the stop when the run has stopped. */
-  check(stage: string): void;
-  /** Throws at once for an error no retry can cure (wrong credentials, unknown model). */
-  failFast(error: { code: HarnessErrorCode; message: string } | undefined, stage: string): void;
-  /** Runs a stage call; a throw becomes the run's stop. */
-  guard<T>(stage: string, fn: () => Promise<T>): Promise<T>;
-  /** The stop a thrown error means. */
-  asStop(error: unknown, stage: string): RunStop;
-}
-
-/** Everything one managed run starts from. */
-export interface ManagedRunInit {
-  runId: string;
-  /** The original request. */
-  task: string;
-  /** Already copied into the workspace; workspace-relative. */
-  attachments: string[];
-  workspace: Workspace;
-  signal: AbortSignal | undefined;
-  now: () => number;
-  /** Stamps and sends an event, and adds it to `log`. */
-  emit: EmitEvent;
-  /** The run's events so far, for the report. */
-  log: readonly HarnessEvent[];
-  /** The backend of a role: `manage`, `audit`, `execute`, `summarize`, `vision`. */
-  backendFor: (role: Purpose) => LlmBackend;
-  samplingFor: (role: Purpose) => Sampling | undefined;
-  /** The configured output reserve (`limits.maxOutputTokens`). */
-  maxOutputTokens: number;
-  memory: ExecutionMemory;
-  /** The host's tools: all of them for the executor, the read-only ones for the auditor. */
-  registry: ToolRegistry;
-  limits: { maxIterations: number; timeoutMs: number; toolTimeoutMs: number };
-  /** The `managed` options (parsed again here, so raw or parsed both work). */
-  options: ManagedOptions;
-  /** The run's stop state, built from `limits` (the harness passes `new RunControl(limits)`). */
-  control: RunControlLike;
-  /** The pipeline's report of the run's events (the harness passes its `buildReport`); the `managed` section is added. */
-  baseReport: (log: readonly HarnessEvent[], wallTimeMs: number) => RunReport;
-  /** The run's boundary of untrusted text in every prompt. @defaultValue a fresh `DataMark.random()` */
-  dataMark?: DataMark;
-}
-
-/** A managed run's result: `taskState` is always set and the report has its `managed` section. */
-export type ManagedRunResult = RunResult & { report: ManagedRunReport; taskState: TaskState };
+export type { ManagedRunInit, ManagedRunResult, ReportFold, RunControlLike, RunStop } from './run-init.js';
 
 /**
  * Runs one managed task to its end. Each round the manager decides from the request, the audited state and the audit
  * reports; `execute` runs the contract in a fresh context, then an audit checks it with the workspace fingerprinted
  * around it, and only the audit updates the state. The run succeeds only when the manager says `done` and every
  * record is completed by a clean audit. Resolves for every ending (aborted, timed out, blocked, out of rounds or
- * iterations, a failing stage) with the state as it stands; rejects only for invalid options.
+ * iterations, a failing stage) with the state as it stands; rejects only for invalid options and for a snapshot that
+ * is not a managed run's (`resume-incompatible`). With `init.resume` it goes on from that snapshot at the round and
+ * stage it was saved in.
  */
-export function runManaged(init: ManagedRunInit): Promise<ManagedRunResult> {
+export async function runManaged<Tally>(init: ManagedRunInit<Tally>): Promise<ManagedRunResult> {
   return new ManagedRun(init).execute();
 }
 
-/** How the loop ended when it was not stopped. */
-type Ending =
-  | { status: 'succeeded' }
-  | { status: 'blocked'; message: string; blocked: NonNullable<ManagedReport['blocked']> };
+type Stage<S extends ManagedPosition['stage']> = Extract<ManagedPosition, { stage: S }>;
 
-class ManagedRun {
+class ManagedRun<Tally> {
   private readonly o: ResolvedManagedOptions;
   private readonly control: RunControlLike;
   private readonly roles: ManagedRoles;
   private readonly startedAt: number;
-  private state: TaskState = emptyTaskState();
-  private fingerprint: Fingerprint = new Map();
-  private readonly audits: AuditReport[] = [];
-  private readonly answers: AnsweredQuestion[] = [];
-  private feedback: string[] = [];
-  /** Paths the executors created or changed, for the deliverable. */
-  private readonly produced = new Set<string>();
-  private iterationsUsed = 0;
-  private ending: Ending | undefined;
+  /** Time the run used before this resume. */
+  private readonly usedBefore: number;
   private readonly mark: DataMark;
+  /** Folds every event of the run into both report tallies, then sends it. */
+  private readonly emit: EmitEvent;
+  private readonly p: ManagedProgress;
+  /** The saved executor loop a resumed execution goes on from, until it is taken. */
+  private savedLoop: LoopCheckpoint | undefined;
 
-  constructor(private readonly init: ManagedRunInit) {
+  constructor(private readonly init: ManagedRunInit<Tally>) {
     this.o = parseManagedOptions(init.options);
     this.control = init.control;
-    this.mark = init.dataMark ?? DataMark.random();
     this.startedAt = init.now();
+    this.usedBefore = init.resume?.used.elapsedMs ?? 0;
+    this.p = init.resume ? ManagedProgress.restore(readManagedState(init.resume.state)) : new ManagedProgress();
+    this.savedLoop = init.resume ? pendingLoop(init.resume, this.p.at) : undefined;
+    this.mark = init.dataMark ?? (init.resume ? new DataMark(init.resume.dataMark) : DataMark.random());
+    this.emit = (event) => {
+      // Stamped here so that the folds see events as listeners do (the host's emit stamps it again, same clock).
+      const stamped = { ...event, timestamp: init.now() } as HarnessEvent;
+      init.baseReport.add(stamped);
+      tallyManagedEvent(this.p.tally, stamped);
+      init.emit(stamped);
+    };
     this.roles = wireRoles(this.o, {
       runId: init.runId,
       workspace: init.workspace,
-      emit: init.emit,
+      emit: this.emit,
       now: init.now,
       signal: this.control.controller.signal,
       backendFor: init.backendFor,
@@ -146,21 +86,10 @@ class ManagedRun {
     const unwatch = this.control.watch(this.init.signal);
     let failure: RunStop | undefined;
     try {
-      this.init.emit({
-        type: 'run-start',
-        mode: 'managed',
-        runId: this.init.runId,
-        goal: this.init.task,
-        workspace: this.init.workspace.root,
-        // Managed mode always decomposes (the manager's records) and verifies (an audit after every execution).
-        decomposition: true,
-        verification: true,
-        warnings: this.init.registry.list().flatMap((tool) => (tool.warnings ?? []).map((w) => `${tool.name}: ${w}`)),
-      });
-      await this.control.guard('start', () => this.save('start'));
-      this.fingerprint = await fingerprintWorkspace(this.init.workspace.root);
-      for (let round = 1; round <= this.o.maxRounds && !this.ending; round++) await this.round(round);
-      if (!this.ending) failure = this.outOfRounds();
+      if (this.init.resume) this.announceResume();
+      else await this.start();
+      while (this.p.at.stage !== 'end' && this.p.at.round <= this.o.maxRounds) await this.step(this.p.at);
+      if (this.p.at.stage !== 'end') failure = outOfRounds(this.p.state, this.o.maxRounds);
     } catch (error) {
       failure = this.control.asStop(error, 'managed');
     } finally {
@@ -169,9 +98,41 @@ class ManagedRun {
     return this.finish(failure);
   }
 
+  private async start(): Promise<void> {
+    this.emit({
+      type: 'run-start',
+      mode: 'managed',
+      runId: this.init.runId,
+      goal: this.init.task,
+      workspace: this.init.workspace.root,
+      // Managed mode always decomposes (the manager's records) and verifies (an audit after every execution).
+      decomposition: true,
+      verification: true,
+      warnings: this.init.registry.list().flatMap((tool) => (tool.warnings ?? []).map((w) => `${tool.name}: ${w}`)),
+    });
+    await this.control.guard('start', () => this.saveStateFile('start'));
+    this.p.fingerprint = await fingerprintWorkspace(this.init.workspace.root);
+    await this.control.guard('start', () => this.checkpoint());
+  }
+
+  private step(at: ManagedPosition): Promise<void> {
+    switch (at.stage) {
+      case 'manage':
+        return this.manage(at.round);
+      case 'ask':
+        return this.ask(at);
+      case 'execute':
+        return this.executeContract(at);
+      case 'audit':
+        return this.audit(at);
+      case 'end':
+        return Promise.resolve();
+    }
+  }
+
   // ---- one round ----
 
-  private async round(round: number): Promise<void> {
+  private async manage(round: number): Promise<void> {
     this.control.check('manage');
     const outcome = await this.control.guard('manage', () =>
       this.roles.manager.decide({
@@ -179,10 +140,10 @@ class ManagedRun {
         round,
         request: this.init.task,
         attachments: this.init.attachments,
-        state: structuredClone(this.state),
-        audits: this.audits,
-        answers: this.answers,
-        feedback: this.feedback,
+        state: structuredClone(this.p.state),
+        audits: this.p.audits,
+        answers: this.p.answers,
+        feedback: this.p.feedback,
         signal: this.control.controller.signal,
         dataMark: this.mark,
       }),
@@ -193,9 +154,9 @@ class ManagedRun {
       const message = `The manager decided "execute" in round ${round} without a contract naming its records (contract.recordIds).`;
       throw this.control.asStop(new HarnessError('invalid-input', message), 'manage');
     }
-    this.state = applyDrafts(this.state, decision.records, round);
-    await this.control.guard('manage', () => this.save(`manage-${round}`));
-    this.init.emit({
+    this.p.state = applyDrafts(this.p.state, decision.records, round);
+    await this.control.guard('manage', () => this.saveStateFile(`manage-${round}`));
+    this.emit({
       type: 'manager-decision',
       runId: this.init.runId,
       round,
@@ -205,124 +166,111 @@ class ManagedRun {
       ...(decision.question ? { question: decision.question } : {}),
       ...(decision.reason ? { reason: decision.reason } : {}),
       ...(outcome.fallback ? { fallback: outcome.fallback } : {}),
-      state: structuredClone(this.state),
+      state: structuredClone(this.p.state),
     });
-    this.feedback = [];
+    this.p.feedback = [];
+    // The decision is saved with the stage it leads to: a resumed run never asks the manager for it again.
+    await this.moveTo('manage', this.next(round, decision));
+  }
+
+  /** Where a decision leads. */
+  private next(round: number, decision: ManagerDecision): ManagedPosition {
     switch (decision.next) {
-      case 'done':
-        return this.done();
+      case 'done': {
+        const refused = refusedDone(this.p.state);
+        if (!refused) return { stage: 'end', round, ending: { status: 'succeeded' } };
+        this.p.feedback.push(refused);
+        return { stage: 'manage', round: round + 1 };
+      }
       case 'blocked':
-        return this.blocked(decision);
+        return { stage: 'end', round, ending: blockedEnding(decision, this.p.state) };
       case 'ask':
-        return this.ask(decision.question ?? '');
+        // Without onAsk the question ends the run blocked.
+        return this.o.onAsk
+          ? { stage: 'ask', round, question: decision.question ?? '' }
+          : { stage: 'end', round, ending: unansweredEnding(decision.question ?? '') };
       case 'execute':
-        return this.executeAndAudit(round, decision.contract as Contract);
+        return { stage: 'execute', round, contract: decision.contract as NonNullable<ManagerDecision['contract']> };
     }
   }
 
-  /** The completion gate: `done` counts only when every record is completed by a clean audit. */
-  private done(): void {
-    const open = openRecords(this.state);
-    if (this.state.records.length > 0 && open.length === 0) {
-      this.ending = { status: 'succeeded' };
-      return;
-    }
-    this.feedback.push(
-      open.length
-        ? `You answered "done", but these records are not completed by a clean audit: ${open
-            .map((r) => `${r.id} (${r.status}${r.reason ? `: ${headTail(r.reason, 300)}` : ''})`)
-            .join(
-              '; ',
-            )}. Only audits complete records: give an execute contract for them, or "blocked" if they cannot be done.`
-        : 'You answered "done", but the task state has no records. Describe the work as records and execute it: nothing is done until an audit shows it.',
-    );
-  }
-
-  private blocked(decision: ManagerDecision): void {
-    const reasons = [
-      decision.reason || 'The manager gave no reason.',
-      ...this.state.records.filter((r) => r.status === 'blocked').map((r) => `${r.id}: ${r.reason ?? 'blocked'}`),
-    ];
-    this.ending = {
-      status: 'blocked',
-      message: `The manager reports the task blocked: ${reasons.join(' | ')}`,
-      blocked: { reasons },
-    };
-  }
-
-  /** Puts the manager's question to `managed.onAsk`; without one, the question ends the run `blocked`. */
-  private async ask(question: string): Promise<void> {
-    const onAsk = this.o.onAsk;
-    if (!onAsk) {
-      this.ending = {
-        status: 'blocked',
-        message: `The manager asked a question and no managed.onAsk is set to answer it: ${question}`,
-        blocked: { reasons: [], question },
-      };
-      return;
-    }
+  /** Puts the manager's question to `managed.onAsk` (set: the decision led here only then). */
+  private async ask({ round, question }: Stage<'ask'>): Promise<void> {
+    const onAsk = this.o.onAsk as NonNullable<ResolvedManagedOptions['onAsk']>;
     const { signal } = this.control.controller;
     // A host waiting for a person may never answer; the run's abort and time limit still end the wait.
     const answer = await this.control.guard('ask', () =>
       raceSignal(
-        Promise.resolve().then(() => onAsk(question, structuredClone(this.state))),
+        Promise.resolve().then(() => onAsk(question, structuredClone(this.p.state))),
         signal,
         () => signal.reason,
       ),
     );
-    this.answers.push({ question, answer: String(answer) });
+    this.p.answers.push({ question, answer: String(answer) });
+    await this.moveTo('ask', { stage: 'manage', round: round + 1 });
   }
 
-  private async executeAndAudit(round: number, contract: Contract): Promise<void> {
+  private async executeContract(at: Stage<'execute'>): Promise<void> {
+    const { round, contract } = at;
     if (this.roles.executorUsesIterations && this.executorIterations() < 1) this.control.stop('budget');
     this.control.check('execute');
-    const execution = await this.control.guard('execute', () =>
-      executeContract(this.roles.execution, {
-        runId: this.init.runId,
-        round,
-        request: this.init.task,
-        attachments: this.init.attachments,
-        contract,
-        state: structuredClone(this.state),
-        workspace: this.init.workspace,
-        signal: this.control.controller.signal,
-        maxIterations: this.executorIterations(),
-        timeoutMs: this.control.timeLeft(),
-        dataMark: this.mark,
-      }),
-    );
-    this.iterationsUsed += execution.iterations;
+    const agent = this.roles.execution.agent;
+    const resumeFrom = this.takeSavedLoop();
+    // An external episode that was running when the run stopped is not started again: the audit finds what it did.
+    const execution =
+      agent && at.episodeStarted
+        ? interruptedEpisode(agent.name)
+        : await this.control.guard('execute', () =>
+            executeContract(this.roles.execution, {
+              runId: this.init.runId,
+              round,
+              request: this.init.task,
+              attachments: this.init.attachments,
+              contract,
+              state: structuredClone(this.p.state),
+              workspace: this.init.workspace,
+              signal: this.control.controller.signal,
+              maxIterations: this.executorIterations(),
+              timeoutMs: this.control.timeLeft(),
+              dataMark: this.mark,
+              resumeFrom,
+              onCheckpoint: this.init.checkpointer ? (loop) => this.checkpoint(loop) : undefined,
+              onEpisodeStart: () => this.moveTo('execute', { ...at, episodeStarted: true }),
+            }),
+          );
+    this.p.iterationsUsed += execution.iterations;
     // The built-in loop was given the run's time left: its timeout is the run's.
     if (this.roles.executorUsesIterations && execution.claim.status === 'timeout') this.control.stop('timeout');
     this.control.failFast(execution.error, 'execute');
+    if (execution.error?.code === 'store-failed') {
+      throw this.control.asStop(new HarnessError('store-failed', execution.error.message), 'execute');
+    }
     // A stopped run ends with the state as audited so far: an unaudited execution changes nothing.
     this.control.check('execute');
     const afterExecution = await fingerprintWorkspace(this.init.workspace.root);
-    const changedByExecutor = diffFingerprints(this.fingerprint, afterExecution);
-    for (const changed of changedByExecutor) this.produced.add(changed);
-    await this.audit(round, contract, execution.claim, changedByExecutor, afterExecution);
+    const changedByExecutor = diffFingerprints(this.p.fingerprint, afterExecution);
+    for (const changed of changedByExecutor) this.p.produced.add(changed);
+    // The audit compares against the workspace as the execution left it.
+    this.p.fingerprint = afterExecution;
+    await this.moveTo('execute', { stage: 'audit', round, contract, claim: execution.claim, changedByExecutor });
   }
 
-  /** Audits the round with the workspace fingerprinted around it, then applies the update rule. */
-  private async audit(
-    round: number,
-    contract: Contract,
-    claim: ExecutionClaim,
-    changedByExecutor: string[],
-    before: Fingerprint,
-  ): Promise<void> {
+  /**
+   * Audits the round with the workspace fingerprinted around it, then applies the update rule. A resumed run audits
+   * from the start: nothing of a cut-off audit was applied.
+   */
+  private async audit({ round, contract, claim, changedByExecutor }: Stage<'audit'>): Promise<void> {
     const maxIterations = Math.min(this.o.auditorIterations, this.iterationsLeft());
     if (this.roles.auditorUsesIterations && maxIterations < 1) this.control.stop('budget');
     this.control.check('audit');
-    let outcome: AuditOutcome | undefined;
-    let thrown: unknown;
-    try {
-      outcome = await this.roles.auditor.audit({
+    const { outcome, thrown, after, changedPaths } = await fingerprintedAudit(
+      this.roles.auditor,
+      {
         runId: this.init.runId,
         round,
         request: this.init.task,
         attachments: this.init.attachments,
-        state: structuredClone(this.state),
+        state: structuredClone(this.p.state),
         contract,
         claim,
         changedByExecutor,
@@ -331,26 +279,23 @@ class ManagedRun {
         maxIterations,
         timeoutMs: this.control.timeLeft(),
         dataMark: this.mark,
-      });
-    } catch (error) {
-      thrown = error;
-    }
-    this.iterationsUsed += outcome?.iterations ?? 0;
-    const after = await fingerprintWorkspace(this.init.workspace.root);
-    this.fingerprint = after;
-    const changedPaths = diffFingerprints(before, after);
+      },
+      this.p.fingerprint,
+    );
+    this.p.iterationsUsed += outcome?.iterations ?? 0;
     // A failed or cut-off audit is no evidence, unless it changed the workspace: that is recorded whatever happened.
     if (changedPaths.length === 0) {
       if (thrown !== undefined) throw this.control.asStop(thrown, 'audit');
       this.control.check('audit');
     }
+    this.p.fingerprint = after;
     const reported = outcome?.verdict ?? {
       status: 'incomplete' as const,
       integrity: 'violation' as const,
       findings: [],
     };
     const verdict = changedPaths.length ? { ...reported, integrity: 'violation' as const } : reported;
-    this.state = applyAudit(this.state, {
+    this.p.state = applyAudit(this.p.state, {
       round,
       audit: `audit-${round}`,
       verdict,
@@ -358,9 +303,9 @@ class ManagedRun {
       changedPaths,
       evidenceChars: MANAGED_DEFAULTS.evidenceChars,
     });
-    await this.control.guard('audit', () => this.save(`audit-${round}`));
+    await this.control.guard('audit', () => this.saveStateFile(`audit-${round}`));
     if (changedPaths.length) {
-      this.init.emit({
+      this.emit({
         type: 'integrity-violation',
         runId: this.init.runId,
         round,
@@ -370,7 +315,7 @@ class ManagedRun {
     }
     const fallback = outcome?.fallback ? { fallback: outcome.fallback } : {};
     const reason = outcome?.reason ?? (thrown === undefined ? undefined : `The audit failed: ${String(thrown)}`);
-    this.init.emit({
+    this.emit({
       type: 'audit-finish',
       runId: this.init.runId,
       round,
@@ -378,9 +323,9 @@ class ManagedRun {
       changedPaths,
       ...fallback,
       ...(reason ? { reason } : {}),
-      state: structuredClone(this.state),
+      state: structuredClone(this.p.state),
     });
-    this.audits.push({
+    this.p.audits.push({
       ...verdict,
       round,
       contract,
@@ -393,15 +338,17 @@ class ManagedRun {
       ...fallback,
       ...(reason ? { reason } : {}),
     });
+    // The applied audit is saved before any stop below: a resumed run goes on with the next round.
+    await this.moveTo('audit', { stage: 'manage', round: round + 1 });
     if (thrown !== undefined) throw this.control.asStop(thrown, 'audit');
     this.control.failFast(outcome?.error, 'audit');
     this.control.check('audit');
   }
 
-  // ---- budget, saving, ending ----
+  // ---- budget ----
 
   private iterationsLeft(): number {
-    return Math.max(0, this.init.limits.maxIterations - this.iterationsUsed);
+    return Math.max(0, this.init.limits.maxIterations - this.p.iterationsUsed);
   }
 
   /** The executor's iterations this round: its per-round share, keeping what the round's audit may need. */
@@ -411,69 +358,85 @@ class ManagedRun {
     return Math.min(this.o.executorIterations, left - keep);
   }
 
-  private save(scope: string): Promise<void> {
-    return saveTaskState(this.init.workspace, this.state, scope);
+  // ---- saving and resuming ----
+
+  /** The copy of the task state for people to read (`.harness/task-state.json`); resumes read the snapshot. */
+  private saveStateFile(scope: string): Promise<void> {
+    return saveTaskState(this.init.workspace, this.p.state, scope);
   }
 
-  private outOfRounds(): RunStop {
-    const open = openRecords(this.state).map((r) => r.id);
-    return {
-      reason: 'error',
-      error: {
-        code: 'budget-exhausted',
-        message:
-          `The run used managed.maxRounds (${this.o.maxRounds}) rounds without a "done" on a fully audited state` +
-          (open.length ? `; open records: ${open.join(', ')}.` : '.'),
-      },
-      stage: 'manage',
-    };
+  /** Goes to the next position and saves it; a store that fails ends the run from `stage`. */
+  private async moveTo(stage: string, next: ManagedPosition): Promise<void> {
+    this.p.at = next;
+    await this.control.guard(stage, () => this.checkpoint());
   }
 
-  private finish(failure: RunStop | undefined): ManagedRunResult {
+  /**
+   * Saves a snapshot of the run as it stands, with the executor loop in progress when there is one. Nothing is saved
+   * once the run has stopped: an aborted run goes on from where it was, not from its wind-down (a cut-off tool call
+   * or audit is then re-done or reported as interrupted, never taken as finished).
+   */
+  private checkpoint(loop?: LoopCheckpoint): Promise<void> {
+    const checkpointer = this.init.checkpointer;
+    if (!checkpointer || this.control.stopped) return Promise.resolve();
+    const state = this.p.toSnapshot(this.init.attachments, this.init.baseReport.tally);
+    const used = { iterations: this.p.iterationsUsed + (loop?.iterations ?? 0), elapsedMs: this.elapsed() };
+    return checkpointer.save({ state, used, ...(loop ? { loop } : {}) });
+  }
+
+  /** The saved loop the resumed execution goes on from, once. */
+  private takeSavedLoop(): LoopCheckpoint | undefined {
+    const loop = this.savedLoop;
+    this.savedLoop = undefined;
+    return loop;
+  }
+
+  /** `run-resume`: where the run goes on and what it does again. */
+  private announceResume(): void {
+    const snapshot = this.init.resume;
+    if (!snapshot) return;
+    const loop = this.savedLoop;
+    this.emit({
+      type: 'run-resume',
+      runId: this.init.runId,
+      mode: 'managed',
+      stage: this.p.at.stage,
+      ...(loop ? { scope: loop.scope } : {}),
+      savedAt: snapshot.savedAt,
+      redo: redoAt(this.p.at, loop, this.roles.execution.agent?.name),
+    });
+  }
+
+  private elapsed(): number {
+    return this.usedBefore + Math.max(0, this.init.now() - this.startedAt);
+  }
+
+  // ---- ending ----
+
+  private async finish(failure: RunStop | undefined): Promise<ManagedRunResult> {
     const { runId } = this.init;
     if (failure && (failure.reason === 'error' || failure.reason === 'budget')) {
-      this.init.emit({ type: 'run-error', runId, error: failure.error, stage: failure.stage });
+      this.emit({ type: 'run-error', runId, error: failure.error, stage: failure.stage });
     }
-    let status: RunResult['status'];
-    let error: RunResult['error'];
-    if (failure) {
-      status = failure.reason === 'aborted' || failure.reason === 'timeout' ? failure.reason : 'failed';
-      error = failure.error;
-    } else if (this.ending?.status === 'blocked') {
-      status = 'blocked';
-      error = { code: 'blocked', message: this.ending.message };
-    } else {
-      status = 'succeeded';
-    }
-    const blocked = !failure && this.ending?.status === 'blocked' ? this.ending.blocked : undefined;
-    const wallTimeMs = Math.max(0, this.init.now() - this.startedAt);
-    const report: ManagedRunReport = {
-      ...this.init.baseReport(this.init.log, wallTimeMs),
-      managed: buildManagedReport(this.init.log, this.state, blocked),
-    };
+    const { status, error, blocked } = endStatus(failure, this.p.at.stage === 'end' ? this.p.at.ending : undefined);
     const result: ManagedRunResult = {
       runId,
       status,
-      deliverable: this.deliverable(),
+      deliverable: deliverableOf(this.p.state, this.p.produced, this.p.fingerprint),
       plan: [],
       subtasks: [],
       verdicts: [],
-      report,
+      report: {
+        ...this.init.baseReport.report(this.elapsed()),
+        managed: managedReportFromTally(this.p.tally, this.p.state, blocked),
+      },
       workspace: this.init.workspace.root,
       ...(error ? { error } : {}),
-      taskState: structuredClone(this.state),
+      taskState: structuredClone(this.p.state),
     };
-    this.init.emit({ type: 'run-finish', runId, result });
+    // An aborted run, and one whose store failed, keep their last snapshot `running`: resuming goes on from it.
+    if (status !== 'aborted' && error?.code !== 'store-failed') await this.init.checkpointer?.finish(result);
+    this.emit({ type: 'run-finish', runId, result });
     return result;
-  }
-
-  /** The audited state in words, and every file the executors created or changed that is still there. */
-  private deliverable(): Deliverable {
-    const done = this.state.records.filter((r) => r.status === 'completed').length;
-    const answer =
-      `Task state after round ${this.state.round}: ${done} of ${this.state.records.length} record(s) completed by clean audits.\n` +
-      renderState(this.state, MANAGED_DEFAULTS.evidenceShown);
-    const files = [...this.produced].filter((file) => this.fingerprint.get(file)?.startsWith('file:')).sort();
-    return { answer, files };
   }
 }

@@ -1,5 +1,6 @@
 /**
- * The `managed` section of a managed run's report, computed from its events and its final state.
+ * The `managed` section of a managed run's report: counters folded from the run's events one at a time (plain JSON,
+ * so a snapshot carries them instead of an event log), completed from the final state when the run ends.
  * @module
  */
 import type { HarnessEvent } from '../events.js';
@@ -46,19 +47,18 @@ export interface ManagedReport {
 /** A managed run's report: the pipeline's metrics plus the `managed` section. */
 export type ManagedRunReport = RunReport & { managed: ManagedReport };
 
+/** The counters of the `managed` section that events decide (the shares are computed at the end). @internal */
+export type ManagedTally = Omit<ManagedReport, 'records' | 'blocked'>;
+
 const ROLE_OF_SCOPE: Record<string, keyof ManagedReport['tokensByRole']> = {
   manage: 'manager',
   execute: 'executor',
   audit: 'auditor',
 };
 
-/** Builds the `managed` section from a run's events and final state. */
-export function buildManagedReport(
-  events: readonly HarnessEvent[],
-  state: TaskState,
-  blocked: ManagedReport['blocked'],
-): ManagedReport {
-  const report: ManagedReport = {
+/** A tally of no events. @internal */
+export function newManagedTally(): ManagedTally {
+  return {
     rounds: 0,
     decisions: { execute: 0, done: 0, blocked: 0, ask: 0 },
     managerFallbacks: 0,
@@ -69,39 +69,52 @@ export function buildManagedReport(
       malformed: 0,
     },
     integrityViolations: 0,
-    records: { completed: 0, pending: 0, blocked: 0, untrusted: 0 },
     tokensByRole: { manager: role(), executor: role(), auditor: role() },
+  };
+}
+
+/** Adds one event to `tally`. @internal */
+export function tallyManagedEvent(tally: ManagedTally, event: HarnessEvent): void {
+  switch (event.type) {
+    case 'manager-decision':
+      tally.rounds += 1;
+      tally.decisions[event.next] += 1;
+      if (event.fallback) tally.managerFallbacks += 1;
+      break;
+    case 'audit-finish':
+      tally.audits.total += 1;
+      tally.audits.byStatus[event.status] += 1;
+      tally.audits.byIntegrity[event.integrity] += 1;
+      if (event.fallback) tally.audits.malformed += 1;
+      break;
+    case 'integrity-violation':
+      tally.integrityViolations += 1;
+      break;
+    case 'llm-response': {
+      const name = ROLE_OF_SCOPE[/^(manage|execute|audit)-/.exec(event.scope ?? '')?.[1] ?? ''];
+      if (!name) break;
+      const tokens = tally.tokensByRole[name];
+      tokens.calls += 1;
+      tokens.inputTokens += event.usage.inputTokens;
+      tokens.outputTokens += event.usage.outputTokens;
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+/** The `managed` section from a run's tally and final state. @internal */
+export function managedReportFromTally(
+  tally: ManagedTally,
+  state: TaskState,
+  blocked: ManagedReport['blocked'],
+): ManagedReport {
+  const report: ManagedReport = {
+    ...structuredClone(tally),
+    records: { completed: 0, pending: 0, blocked: 0, untrusted: 0 },
     ...(blocked ? { blocked } : {}),
   };
-  for (const event of events) {
-    switch (event.type) {
-      case 'manager-decision':
-        report.rounds += 1;
-        report.decisions[event.next] += 1;
-        if (event.fallback) report.managerFallbacks += 1;
-        break;
-      case 'audit-finish':
-        report.audits.total += 1;
-        report.audits.byStatus[event.status] += 1;
-        report.audits.byIntegrity[event.integrity] += 1;
-        if (event.fallback) report.audits.malformed += 1;
-        break;
-      case 'integrity-violation':
-        report.integrityViolations += 1;
-        break;
-      case 'llm-response': {
-        const name = ROLE_OF_SCOPE[/^(manage|execute|audit)-/.exec(event.scope ?? '')?.[1] ?? ''];
-        if (!name) break;
-        const tokens = report.tokensByRole[name];
-        tokens.calls += 1;
-        tokens.inputTokens += event.usage.inputTokens;
-        tokens.outputTokens += event.usage.outputTokens;
-        break;
-      }
-      default:
-        break;
-    }
-  }
   for (const record of state.records) report.records[record.status] += 1;
   const roles = Object.values(report.tokensByRole);
   const total = roles.reduce((sum, r) => sum + r.inputTokens + r.outputTokens, 0);

@@ -6,7 +6,13 @@ import type { Purpose, Usage } from '../backend/types.js';
 import type { TaskState } from './task-state.js';
 
 /** What a `run-warning` event is about. */
-export type RunWarningCode = 'answer-save-failed' | 'output-save-failed' | 'summarizer-failed' | 'images-not-seen';
+export type RunWarningCode =
+  | 'answer-save-failed'
+  | 'output-save-failed'
+  | 'summarizer-failed'
+  | 'images-not-seen'
+  /** The run's finished snapshot could not be saved; its last running one stays in the store. */
+  | 'snapshot-save-failed';
 
 /** One planned subtask (the planner's JSON plus a stable id). */
 export interface PlannedSubtask {
@@ -75,6 +81,20 @@ export interface PurposeUsage {
   outputTokens: number;
 }
 
+/**
+ * What a run's model calls cost, in the one currency of its prices. Calls without a price are not in `total`;
+ * `unpricedCalls` says how many there were.
+ */
+export interface RunCost {
+  currency: string;
+  /** The priced calls' costs added up. */
+  total: number;
+  /** The same per purpose (a purpose appears once one of its calls was priced). */
+  byPurpose: Partial<Record<Purpose, number>>;
+  /** Calls made without a price (their backend and role had none); 0 when every call was priced. */
+  unpricedCalls: number;
+}
+
 /** Behaviour metrics of one run (plain JSON, comparable across backends). */
 export interface RunReport {
   wallTimeMs: number;
@@ -104,6 +124,8 @@ export interface RunReport {
   warnings: Partial<Record<RunWarningCode, number>>;
   /** How often the run was resumed from a snapshot, and what that re-did (see `run-resume`). */
   resumes: ResumeCounts;
+  /** What the model calls cost (from `llm-response.cost`); `null` when no call had a price. */
+  cost: RunCost | null;
 }
 
 /** What resuming a run re-did, summed over its resumes. */

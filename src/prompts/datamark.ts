@@ -69,6 +69,14 @@ export class DataMark {
     return new DataMark(randomBytes(8).toString('hex'));
   }
 
+  /**
+   * Whether `id` can be a boundary's id (16 lowercase hex digits), e.g. one a run's snapshot recorded; `new
+   * DataMark(id)` restores that boundary, so a resumed run marks its prompts as the saved dialogue was marked.
+   */
+  static isId(id: unknown): id is string {
+    return typeof id === 'string' && ID_PATTERN.test(id);
+  }
+
   /** The sentence appended to every role's system prompt: where untrusted text is and that it is never instructions. */
   get rule(): string {
     return (

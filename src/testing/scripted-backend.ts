@@ -1,5 +1,14 @@
 import { z } from 'zod';
-import type { GenerateRequest, GenerateResult, LlmBackend, Message, Purpose, StreamPart } from '../backend/types.js';
+import { BackendPricingSchema } from '../backend/pricing.js';
+import type {
+  BackendPricing,
+  GenerateRequest,
+  GenerateResult,
+  LlmBackend,
+  Message,
+  Purpose,
+  StreamPart,
+} from '../backend/types.js';
 import { HarnessError } from '../errors.js';
 import { raceSignal } from '../util/race-signal.js';
 
@@ -25,6 +34,8 @@ const ScriptedBackendOptionsSchema = z.object({
   usage: z.enum(['estimate', 'zero']).default('estimate'),
   /** Like the shipped adapters' `stream` option: `true` makes the harness call `stream()` and emit delta events. */
   stream: z.boolean().default(false),
+  /** Reported as `backend.pricing`, like the shipped adapters' `pricing` option. */
+  pricing: BackendPricingSchema.optional(),
 });
 
 /** Options of {@link ScriptedBackend}. */
@@ -49,6 +60,8 @@ export class ScriptedBackend implements LlmBackend {
   readonly contextWindow: number;
   /** Whether the harness calls this backend through `stream()` (the `stream` option). */
   readonly streaming: boolean;
+  /** The prices of its calls (the `pricing` option). */
+  readonly pricing?: BackendPricing;
   /** Every request received, in order (messages copied at call time). */
   readonly calls: GenerateRequest[] = [];
 
@@ -63,7 +76,8 @@ export class ScriptedBackend implements LlmBackend {
       throw new HarnessError(
         'invalid-options',
         `Invalid ScriptedBackend option "${issue?.path.join('.') ?? '?'}": ${issue?.message ?? 'invalid'}. ` +
-          'contextWindow must be a positive integer, modelId/provider non-empty strings, usage "estimate" or "zero", stream a boolean.',
+          'contextWindow must be a positive integer, modelId/provider non-empty strings, usage "estimate" or "zero", stream a boolean, ' +
+          'pricing { currency, inputPerMTok, outputPerMTok, cachedInputPerMTok? } with prices ≥ 0.',
       );
     }
     if (script === null || (typeof script !== 'object' && typeof script !== 'function')) {
@@ -78,6 +92,7 @@ export class ScriptedBackend implements LlmBackend {
     this.contextWindow = parsed.data.contextWindow;
     this.usageMode = parsed.data.usage;
     this.streaming = parsed.data.stream;
+    this.pricing = parsed.data.pricing;
   }
 
   /** The recorded requests of one purpose. */

@@ -10,6 +10,7 @@ import {
   constants,
   fchmod as fchmodCallback,
   fstat as fstatCallback,
+  fsync as fsyncCallback,
   open as openCallback,
   read as readCallback,
   readFile as readFileCallback,
@@ -27,6 +28,7 @@ const openFd = promisify(openCallback);
 const closeFd = promisify(closeCallback);
 const fstatFd = promisify(fstatCallback);
 const fchmodFd = promisify(fchmodCallback);
+const fsyncFd = promisify(fsyncCallback);
 const readFd = promisify(readCallback);
 const writeFd = promisify(writeCallback);
 const readWholeFd = promisify(readFileCallback) as (fd: number) => Promise<Buffer>;
@@ -163,9 +165,17 @@ export async function withCheckedEntry<T>(
 /**
  * Writes `bytes` to `absPath` (inside `root`) atomically: a new temp file in the same directory, then a rename over
  * the name, both through the directory opened without following links; missing directories are created the same way.
- * An existing file keeps its permissions; a directory, FIFO, socket or device at the name is refused.
+ * An existing file keeps its permissions; a directory, FIFO, socket or device at the name is refused. With `durable`,
+ * the temp file is flushed to disk before the rename and the directory after it, so the new content survives a
+ * power loss or kernel crash once the promise resolves.
  */
-export function writeAtomically(root: string, absPath: string, bytes: Uint8Array, requested: string): Promise<void> {
+export function writeAtomically(
+  root: string,
+  absPath: string,
+  bytes: Uint8Array,
+  requested: string,
+  options: { durable?: boolean } = {},
+): Promise<void> {
   return inParent(root, absPath, requested, true, async (dir, name) => {
     const existing = await dir.lstat(name);
     if (existing?.isDirectory()) {
@@ -184,16 +194,32 @@ export function writeAtomically(root: string, absPath: string, bytes: Uint8Array
         }
         // Overwriting keeps the file's permissions (an executable script stays executable).
         if (existing) await fchmodFd(fd, existing.mode & 0o7777);
+        if (options.durable) await fsyncFd(fd);
       } finally {
         await closeFd(fd);
       }
       await dir.rename(temporary, name);
+      if (options.durable) await syncDirectory(dir.readPath);
     } catch (error) {
       // Only the temp file this call created, and only while its directory is still inside the workspace.
       if (created) await dir.unlinkIfInside(temporary);
       throw fileError(error, requested);
     }
   });
+}
+
+/** Flushes a directory's entries (a rename in it) to disk; skipped where directories cannot be opened (Windows). */
+async function syncDirectory(readPath: string): Promise<void> {
+  if (process.platform === 'win32') return;
+  const fd = await openFd(readPath, constants.O_RDONLY | (constants.O_DIRECTORY ?? 0));
+  try {
+    await fsyncFd(fd);
+  } catch (error) {
+    // Some file systems cannot sync a directory (EINVAL); the rename is then as durable as they make it.
+    if (errnoCode(error) !== 'EINVAL') throw error;
+  } finally {
+    await closeFd(fd);
+  }
 }
 
 /**

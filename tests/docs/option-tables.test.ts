@@ -13,6 +13,7 @@ import type { z } from 'zod';
 import { AnthropicOptionsSchema } from '../../src/backend/anthropic.js';
 import { OpenAICompatibleOptionsSchema } from '../../src/backend/openai-compatible.js';
 import { HarnessOptionsSchema } from '../../src/harness/options.js';
+import { McpToolsOptionsSchema } from '../../src/mcp/options.js';
 import { MemoryOptionsSchema } from '../../src/memory/options.js';
 import { BUILTIN_TOOLS_OPTION_KEYS } from '../../src/tools/builtin/index.js';
 import { NetworkOptionsSchema } from '../../src/tools/builtin/network-guard.js';
@@ -54,6 +55,7 @@ const EXPECTED: Record<string, string[]> = {
   adapters: [...optionPaths(OpenAICompatibleOptionsSchema), ...optionPaths(AnthropicOptionsSchema)],
   builtinTools: BUILTIN_TOOLS_OPTION_KEYS,
   network: optionPaths(NetworkOptionsSchema),
+  mcpTools: optionPaths(McpToolsOptionsSchema),
 };
 
 /** The option names of every marked table, by id, with the page and line of each. */

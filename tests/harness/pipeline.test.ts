@@ -290,6 +290,8 @@ describe('createHarness: the report', () => {
         'compressions',
         'prunes',
         'warnings',
+        'cost',
+        'resumes',
       ].sort(),
     );
     expect(report).toMatchObject({

@@ -197,7 +197,11 @@ describe('delta events of a run (runEventSender)', () => {
   it('drops deltas nobody listens to and never keeps them in the run log', () => {
     const bus = new HarnessEvents();
     const log: HarnessEvent[] = [];
-    const emit = runEventSender(bus, () => 5, (event) => log.push(event));
+    const emit = runEventSender(
+      bus,
+      () => 5,
+      (event) => log.push(event),
+    );
     const delta: EventInput = {
       type: 'text-delta',
       runId: 'r',

@@ -2,7 +2,7 @@ import { chmod, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { GenerateResult, LlmBackend } from '../../src/backend/types.js';
 import { HarnessEvents, type HarnessEvent, type HarnessEventType, type EventOf } from '../../src/events.js';
-import { buildReport } from '../../src/harness/report.js';
+import { newReportTally, reportFromTally, tallyEvent } from '../../src/harness/report.js';
 import { RunControl } from '../../src/harness/run-control.js';
 import {
   runManaged,
@@ -55,6 +55,7 @@ export async function managedRun(setup: {
   const bus = new HarnessEvents();
   const log: HarnessEvent[] = [];
   const limits = { maxIterations: 200, timeoutMs: 60_000, toolTimeoutMs: 30_000, ...setup.limits };
+  const tally = newReportTally();
   const init: ManagedRunInit = {
     runId: 'run-1',
     task: setup.task ?? TASK,
@@ -67,7 +68,6 @@ export async function managedRun(setup: {
       log.push(stamped);
       bus.send(stamped);
     },
-    log,
     backendFor: () => setup.backend,
     samplingFor: () => undefined,
     maxOutputTokens: 4_096,
@@ -76,7 +76,11 @@ export async function managedRun(setup: {
     limits,
     options: setup.options ?? {},
     control: new RunControl(limits),
-    baseReport: (events, wallTimeMs) => buildReport(events, { wallTimeMs, subtasks: [], verdicts: [] }),
+    baseReport: {
+      tally,
+      add: (event) => tallyEvent(tally, event),
+      report: (wallTimeMs) => reportFromTally(tally, { wallTimeMs, subtasks: [], verdicts: [] }),
+    },
   };
   return {
     init,

@@ -10,5 +10,7 @@ describe('the packed package', () => {
     const { stdout } = await run('bash', ['.ci/smoke-pack'], { maxBuffer: 16 * 1024 * 1024 });
     expect(stdout).toContain('import ok');
     expect(stdout).toContain('require ok');
+    expect(stdout).toContain('import peers ok');
+    expect(stdout).toContain('require peers ok');
   }, 300_000);
 });

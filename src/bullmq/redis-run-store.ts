@@ -1,0 +1,158 @@
+/**
+ * `RedisRunStore`: run snapshots as JSON strings in Redis, one key per run, with an optional fence that lets only
+ * the holder of a lock write.
+ * @module
+ */
+import type { RunSnapshot, RunStore } from '../durability/types.js';
+import { HarnessError } from '../errors.js';
+
+/**
+ * The few Redis commands the store sends, as an ioredis client (`new Redis(…)`, `redis.duplicate()`) has them.
+ * Everything that writes goes through one Lua script, so each write is atomic.
+ */
+export interface RedisCommandClient {
+  get(key: string): Promise<string | null>;
+  smembers(key: string): Promise<string[]>;
+  eval(script: string, numberOfKeys: number, ...keysAndArgs: Array<string | number>): Promise<unknown>;
+}
+
+/**
+ * A write fence: a save succeeds only while Redis holds `token` under `key`, checked in the same Lua script that
+ * writes. The BullMQ worker fences with the job's lock key and its lock token, so a worker that lost the job can
+ * never overwrite the snapshot of the worker that took it over.
+ */
+export interface WriteFence {
+  key: string;
+  token: string;
+}
+
+/** Options of {@link RedisRunStore}. */
+export interface RedisRunStoreOptions {
+  /**
+   * Start of every key: a run's snapshot is `<prefix>:run:<runId>`, the set of run ids `<prefix>:runs`.
+   * @defaultValue 'horizon-harness'
+   */
+  prefix?: string;
+  /** Refuse a save unless the fence's key holds its token (see {@link WriteFence}). */
+  fence?: WriteFence;
+}
+
+/** SET + SADD in one step; with a fence (KEYS[3]), nothing is written unless it holds ARGV[3]. */
+const SAVE_SCRIPT = `
+if #KEYS == 3 and redis.call('GET', KEYS[3]) ~= ARGV[3] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('SADD', KEYS[2], ARGV[2])
+return 1`;
+
+const DELETE_SCRIPT = `
+redis.call('DEL', KEYS[1])
+redis.call('SREM', KEYS[2], ARGV[1])
+return 1`;
+
+/**
+ * A {@link RunStore} in Redis: each snapshot is one JSON string (a save replaces it atomically), and a set lists
+ * the run ids. Usable on its own with any ioredis-compatible client; `createRunWorker` builds one per job, fenced
+ * with the job's lock.
+ *
+ * @example
+ * ```ts
+ * import { Redis } from 'ioredis';
+ * const store = new RedisRunStore(new Redis('redis://127.0.0.1:6379'));
+ * const result = await harness.run({ task: 'Write report.md', runId: 'run-42', store });
+ * // later, in this process or another one:
+ * await harness.resume('run-42', { store });
+ * ```
+ */
+export class RedisRunStore implements RunStore {
+  readonly #client: RedisCommandClient;
+  readonly #prefix: string;
+  readonly #fence: WriteFence | undefined;
+
+  constructor(client: RedisCommandClient, options: RedisRunStoreOptions = {}) {
+    if (typeof client?.eval !== 'function' || typeof client.get !== 'function') {
+      throw new HarnessError(
+        'invalid-options',
+        'RedisRunStore needs an ioredis-compatible client (get, smembers, eval), e.g. new Redis(url) from ioredis.',
+      );
+    }
+    const prefix = options.prefix ?? 'horizon-harness';
+    if (!prefix) throw new HarnessError('invalid-options', 'RedisRunStore prefix must be a non-empty string.');
+    this.#client = client;
+    this.#prefix = prefix;
+    this.#fence = options.fence;
+  }
+
+  /** The Redis key holding a run's snapshot. */
+  keyOf(runId: string): string {
+    return `${this.#prefix}:run:${runId}`;
+  }
+
+  async save(runId: string, snapshot: RunSnapshot): Promise<void> {
+    const keys = [this.keyOf(runId), this.#indexKey];
+    const args = [JSON.stringify(snapshot), runId];
+    if (this.#fence) {
+      keys.push(this.#fence.key);
+      args.push(this.#fence.token);
+    }
+    const written = await this.#call(`save the snapshot of run "${runId}"`, () =>
+      this.#client.eval(SAVE_SCRIPT, keys.length, ...keys, ...args),
+    );
+    if (Number(written) !== 1) {
+      throw new HarnessError(
+        'store-failed',
+        `Refused to save the snapshot of run "${runId}": this process no longer holds the lock "${this.#fence?.key}" ` +
+          '(it expired or another worker took the job over). The newer snapshot in Redis is kept; this copy of the run stops.',
+      );
+    }
+  }
+
+  async load(runId: string): Promise<RunSnapshot | undefined> {
+    const key = this.keyOf(runId);
+    const text = await this.#call(`load the snapshot of run "${runId}"`, () => this.#client.get(key));
+    if (text === null || text === undefined) return undefined;
+    let snapshot: unknown;
+    try {
+      snapshot = JSON.parse(text);
+    } catch (error) {
+      throw new HarnessError('store-failed', `The snapshot of run "${runId}" at Redis key "${key}" is not JSON.`, {
+        cause: error,
+      });
+    }
+    if (typeof snapshot !== 'object' || snapshot === null || Array.isArray(snapshot)) {
+      throw new HarnessError(
+        'store-failed',
+        `The value at Redis key "${key}" is not a run snapshot (a JSON object); delete it or use another prefix.`,
+      );
+    }
+    return snapshot as RunSnapshot;
+  }
+
+  async list(): Promise<string[]> {
+    const ids = await this.#call('list the runs', () => this.#client.smembers(this.#indexKey));
+    return [...ids].sort();
+  }
+
+  async delete(runId: string): Promise<void> {
+    const keys = [this.keyOf(runId), this.#indexKey];
+    await this.#call(`delete the snapshot of run "${runId}"`, () =>
+      this.#client.eval(DELETE_SCRIPT, keys.length, ...keys, runId),
+    );
+  }
+
+  get #indexKey(): string {
+    return `${this.#prefix}:runs`;
+  }
+
+  /** Runs one Redis round trip; a failure of the connection or the server becomes `store-failed` (retryable). */
+  async #call<T>(what: string, send: () => Promise<T>): Promise<T> {
+    try {
+      return await send();
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new HarnessError('store-failed', `Could not ${what} in Redis: ${reason}`, {
+        cause: error,
+        retryable: true,
+      });
+    }
+  }
+}

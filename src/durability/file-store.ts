@@ -1,0 +1,271 @@
+/**
+ * The file run store: one run's snapshot in its workspace (`.harness/run.json`, the default store), or many runs'
+ * snapshots in one directory. Saves are atomic and durable (temp file, fsync, rename, fsync of the directory), and
+ * every file is reached without following symbolic links, so code running in the workspace cannot redirect a save
+ * or a load elsewhere.
+ * @module
+ */
+import { lstatSync } from 'node:fs';
+import { mkdir, readdir, realpath, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import { HarnessError } from '../errors.js';
+import { errnoCode } from '../workspace/file-errors.js';
+import { openNoFollowDir } from '../workspace/no-follow-dir.js';
+import { readRegularFile, writeAtomically } from '../workspace/safe-fs.js';
+import type { RunSnapshot, RunStore } from './types.js';
+
+/** Options of {@link FileRunStore}. */
+export interface FileRunStoreOptions {
+  /** The directory that holds one `<runId>.json` per run; created when missing. */
+  dir: string;
+}
+
+/** Marks the options of {@link FileRunStore.inWorkspace}; not part of the public options. */
+const IN_WORKSPACE = Symbol('in-workspace');
+
+const WORKSPACE_DIR = '.harness';
+const WORKSPACE_FILE = 'run.json';
+/** File names stay well below the usual 255-byte limit. */
+const MAX_ENCODED_ID = 200;
+const WRITE_TODO = 'Check that the directory is writable and the disk not full.';
+const READ_TODO = 'Check that the file and its directory are readable.';
+
+/**
+ * Keeps run snapshots as JSON files. `FileRunStore.inWorkspace(root)` is the default store of a run: its one
+ * snapshot at `<root>/.harness/run.json`. `new FileRunStore({ dir })` keeps many runs as `<dir>/<runId>.json`, the
+ * run id encoded so that no id can name a file outside `dir`.
+ *
+ * `save` writes a temp file in the same directory, flushes it, renames it over the snapshot and flushes the
+ * directory: after a crash `load` finds the previous or the new snapshot, never a mix. Every failure (permission,
+ * disk full, a symbolic link, an unreadable or non-JSON file) rejects with `store-failed`, naming the path; after a
+ * failed save the previous snapshot is intact.
+ *
+ * @example
+ * ```ts
+ * const store = new FileRunStore({ dir: '/var/lib/my-app/runs' });
+ * const harness = createHarness({ backend, store });
+ * ```
+ */
+export class FileRunStore implements RunStore {
+  private readonly dir: string;
+  private readonly inWorkspace: boolean;
+  // The directory with links resolved once: the no-follow walk starts from a real directory.
+  private realDir: Promise<string> | undefined;
+
+  constructor(options: FileRunStoreOptions) {
+    const dir = (options as Partial<FileRunStoreOptions> | undefined)?.dir;
+    if (typeof dir !== 'string' || dir.trim() === '') {
+      throw new HarnessError(
+        'invalid-options',
+        'FileRunStore needs a "dir": the directory to keep run snapshots in, e.g. { dir: "./runs" }.',
+      );
+    }
+    this.dir = path.resolve(dir);
+    this.inWorkspace = (options as { [IN_WORKSPACE]?: boolean })[IN_WORKSPACE] === true;
+  }
+
+  /** The default store of a run: its one snapshot at `<root>/.harness/run.json`, inside its workspace. */
+  static inWorkspace(root: string): FileRunStore {
+    return new FileRunStore({ dir: root, [IN_WORKSPACE]: true } as FileRunStoreOptions);
+  }
+
+  /** Replaces the run's snapshot atomically; `snapshot.runId` must be `runId`. */
+  async save(runId: string, snapshot: RunSnapshot): Promise<void> {
+    const file = this.fileOf(runId);
+    if (snapshot?.runId !== runId) {
+      throw new HarnessError(
+        'invalid-input',
+        `The snapshot passed to FileRunStore.save("${runId}") is of run "${String(snapshot?.runId)}"; save each run's snapshot under its own id.`,
+      );
+    }
+    let bytes: Buffer;
+    try {
+      bytes = Buffer.from(`${JSON.stringify(snapshot)}\n`, 'utf8');
+    } catch (error) {
+      throw this.failure(`Could not save the snapshot of run "${runId}": it is not plain JSON`, file, error);
+    }
+    try {
+      const root = await this.root(true);
+      await writeAtomically(root, path.join(root, file), bytes, file, { durable: true });
+    } catch (error) {
+      throw this.failure(
+        `Could not save the snapshot of run "${runId}"`,
+        file,
+        error,
+        `Any previous snapshot there is intact. ${WRITE_TODO}`,
+      );
+    }
+  }
+
+  /** The run's last snapshot, or `undefined` when there is none (in the workspace store: none of that run). */
+  async load(runId: string): Promise<RunSnapshot | undefined> {
+    const file = this.fileOf(runId);
+    const snapshot = await this.read(file);
+    if (!snapshot || snapshot.runId === runId) return snapshot;
+    // The workspace keeps one run's snapshot: another run's is simply not this one's.
+    if (this.inWorkspace) return undefined;
+    throw this.failure(
+      `The snapshot file of run "${runId}" holds run "${snapshot.runId}"`,
+      file,
+      undefined,
+      'Files in the store directory must not be renamed; move it back or delete it.',
+    );
+  }
+
+  /** The ids of the runs with a snapshot (files of a crashed save, and foreign files, are not listed). */
+  async list(): Promise<string[]> {
+    if (this.inWorkspace) {
+      const snapshot = await this.read(path.join(WORKSPACE_DIR, WORKSPACE_FILE));
+      return snapshot ? [snapshot.runId] : [];
+    }
+    let names: string[];
+    try {
+      names = await readdir(await this.root(false));
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') return [];
+      throw this.failure('Could not list the run snapshots', '', error, READ_TODO);
+    }
+    return names.flatMap((name) => {
+      const runId = runIdOf(name);
+      return runId === undefined ? [] : [runId];
+    });
+  }
+
+  /** Removes the run's snapshot; nothing happens when there is none (or, in the workspace, it is another run's). */
+  async delete(runId: string): Promise<void> {
+    const file = this.fileOf(runId);
+    if (this.inWorkspace) {
+      // An unreadable snapshot is removed too: deleting is how one gets rid of it.
+      const current = await this.read(file).catch(() => undefined);
+      if (current && current.runId !== runId) return;
+    }
+    try {
+      const root = await this.root(false);
+      const segments = path.dirname(file) === '.' ? [] : [path.dirname(file)];
+      const dir = await openNoFollowDir(root, segments, file, { create: false });
+      try {
+        await unlink(path.join(dir.readPath, path.basename(file)));
+      } finally {
+        await dir.close().catch(() => undefined);
+      }
+    } catch (error) {
+      if (isMissing(error)) return;
+      throw this.failure(`Could not delete the snapshot of run "${runId}"`, file, error, WRITE_TODO);
+    }
+  }
+
+  /** The snapshot's path relative to the store's directory. */
+  private fileOf(runId: string): string {
+    if (typeof runId !== 'string' || runId === '' || Buffer.from(runId, 'utf8').toString('utf8') !== runId) {
+      throw new HarnessError(
+        'invalid-input',
+        `Invalid run id ${JSON.stringify(runId)}: use a non-empty string of well-formed Unicode.`,
+      );
+    }
+    if (this.inWorkspace) return path.join(WORKSPACE_DIR, WORKSPACE_FILE);
+    const encoded = encodeRunId(runId);
+    if (encoded.length > MAX_ENCODED_ID) {
+      throw new HarnessError(
+        'invalid-input',
+        `Run id "${runId.slice(0, 40)}…" is too long for a file name (${encoded.length} characters encoded, at most ${MAX_ENCODED_ID}); use a shorter id.`,
+      );
+    }
+    return `${encoded}.json`;
+  }
+
+  /** Reads and parses a snapshot file; `undefined` when there is none. */
+  private async read(file: string): Promise<RunSnapshot | undefined> {
+    let text: string;
+    try {
+      const root = await this.root(false);
+      text = (await readRegularFile(root, path.join(root, file), file)).toString('utf8');
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw this.failure('Could not read a run snapshot', file, error, READ_TODO);
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (error) {
+      throw this.failure('The run snapshot is not valid JSON', file, error, CORRUPT);
+    }
+    if (typeof value !== 'object' || value === null || typeof (value as RunSnapshot).runId !== 'string') {
+      throw this.failure('The file is not a run snapshot (no "runId")', file, undefined, CORRUPT);
+    }
+    return value as RunSnapshot;
+  }
+
+  /** The store's directory, links resolved; `create` makes it (and its parents) when missing. */
+  private root(create: boolean): Promise<string> {
+    if (this.realDir) return this.realDir;
+    const resolving = (async () => {
+      if (create && !this.inWorkspace) await mkdir(this.dir, { recursive: true });
+      return realpath(this.dir);
+    })();
+    // A missing directory may appear later: only a resolved one is kept.
+    resolving.then(
+      (real) => {
+        this.realDir = Promise.resolve(real);
+      },
+      () => undefined,
+    );
+    return resolving;
+  }
+
+  private failure(what: string, file: string, cause: unknown, todo?: string): HarnessError {
+    const where = path.join(this.dir, file);
+    if (cause !== undefined && linkOnTheWay(where)) {
+      return new HarnessError(
+        'store-failed',
+        `${what} (${where}): a symbolic link stands there or at its directory, and the store never follows one, so ` +
+          'code running in the workspace cannot redirect it. Remove the link (and check what planted it).',
+        { cause },
+      );
+    }
+    const reason = cause === undefined ? '' : `: ${cause instanceof Error ? cause.message : String(cause)}`;
+    return new HarnessError('store-failed', `${what} (${where})${reason}.${todo ? ` ${todo}` : ''}`, { cause });
+  }
+}
+
+const CORRUPT =
+  'It was not written by this store, or was changed since; delete it to start the run afresh, or restore it from a backup.';
+
+/** A run id as a file name: lower-case letters, digits, `_` and `-` as they are, every other byte as `%xx`. */
+function encodeRunId(runId: string): string {
+  let encoded = '';
+  for (const byte of Buffer.from(runId, 'utf8')) {
+    const char = String.fromCharCode(byte);
+    encoded += /[a-z0-9_-]/.test(char) ? char : `%${byte.toString(16).padStart(2, '0')}`;
+  }
+  return encoded;
+}
+
+/** The run id a file of the store is named for; `undefined` for temp files and anything this store did not name. */
+function runIdOf(name: string): string | undefined {
+  if (!name.endsWith('.json')) return undefined;
+  const stem = name.slice(0, -'.json'.length);
+  try {
+    const runId = decodeURIComponent(stem);
+    return runId !== '' && encodeRunId(runId) === stem ? runId : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Nothing at the path. */
+function isMissing(error: unknown): boolean {
+  const code = errnoCode(HarnessError.isInstance(error) ? error.cause : error);
+  return code === 'ENOENT';
+}
+
+/** Whether a symbolic link stands at `where` or its directory. */
+function linkOnTheWay(where: string): boolean {
+  // Only to word the message: the refusal itself came from the no-follow open.
+  return [where, path.dirname(where)].some((at) => {
+    try {
+      return lstatSync(at).isSymbolicLink();
+    } catch {
+      return false;
+    }
+  });
+}

@@ -1,0 +1,186 @@
+/**
+ * The durable side of an executor loop: the journal of the tool calls of the reply being worked on, the serialised
+ * saves of its checkpoints, and how a resumed loop answers the calls its checkpoint left without an observation.
+ * @module
+ */
+import type { Message, ToolCall } from '../backend/types.js';
+import type { LoopCheckpoint, ToolCallJournal } from '../durability/types.js';
+import { type HarnessError, toHarnessError } from '../errors.js';
+import { SUBMIT_ANSWER_TOOL } from '../prompts/executor.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import type { ToolInvocation } from '../tools/types.js';
+
+/** The part of a checkpoint a loop changes as it goes: its dialogue and counters. */
+export type LoopProgress = Omit<LoopCheckpoint, 'purpose' | 'scope' | 'toolCalls'>;
+
+/**
+ * A copy of a loop's dialogue and counters that later changes of the original do not reach (messages and tool
+ * results are never changed once made, so the arrays are copied, not their elements).
+ */
+export function copyProgress(progress: LoopProgress): LoopProgress {
+  return {
+    iterations: progress.iterations,
+    dialogue: [...progress.dialogue],
+    usage: { ...progress.usage },
+    peakRequestTokens: progress.peakRequestTokens,
+    lastText: progress.lastText,
+    cutOff: progress.cutOff,
+    toolFiles: [...progress.toolFiles],
+    invalid: { ...progress.invalid },
+  };
+}
+
+/** The observation of a started call of a non-read-only tool whose outcome a crash or restart left unknown. */
+export const INTERRUPTED_OBSERVATION =
+  'interrupted: the harness stopped while this call ran (crash or restart); its outcome is unknown — check the ' +
+  'workspace before repeating it.';
+
+/**
+ * Hands checkpoints to `onCheckpoint` one at a time, in the order they were made, each awaited before the next. After
+ * one rejection every later save rejects with the same error without calling it again: a store that failed once
+ * must not record a later state over a gap.
+ */
+export class CheckpointSaver {
+  private queue: Promise<void> = Promise.resolve();
+  private failure: HarnessError | undefined;
+
+  constructor(private readonly onCheckpoint: (checkpoint: LoopCheckpoint) => Promise<void>) {}
+
+  /** Resolves once `checkpoint` is saved; rejects with the save's error (a `HarnessError`, `store-failed` by default). */
+  save(checkpoint: LoopCheckpoint): Promise<void> {
+    const turn = this.queue.then(async () => {
+      if (this.failure) throw this.failure;
+      try {
+        await this.onCheckpoint(checkpoint);
+      } catch (error) {
+        this.failure = toHarnessError(error, 'store-failed');
+        throw this.failure;
+      }
+    });
+    this.queue = turn.catch(() => undefined);
+    return turn;
+  }
+}
+
+/** The tool calls of the reply being worked on: `started` before a call runs, `finished` with its result after. */
+export class ToolJournal {
+  private entries: ToolCallJournal[];
+
+  constructor(entries: readonly ToolCallJournal[] = []) {
+    this.entries = entries.map((entry) => ({ ...entry }));
+  }
+
+  /** Journals each call not journaled yet as started, with its tool's `readOnly` flag. */
+  start(calls: readonly ToolCall[], tools: ToolRegistry): void {
+    for (const call of calls) {
+      if (this.entries.some((entry) => entry.callId === call.id)) continue;
+      this.entries.push({
+        callId: call.id,
+        toolName: call.name,
+        arguments: call.arguments,
+        readOnly: isSafeToRepeat(call.name, tools),
+        state: 'started',
+      });
+    }
+  }
+
+  /** Records a call's result as returned by the tool. */
+  finish(invocation: ToolInvocation): void {
+    const index = this.entries.findIndex((entry) => entry.callId === invocation.callId);
+    const entry = this.entries[index];
+    if (!entry) return;
+    this.entries[index] = {
+      ...entry,
+      state: 'finished',
+      result: {
+        text: invocation.text,
+        isError: invocation.isError,
+        files: [...invocation.files],
+        ...(invocation.images.length > 0 ? { images: [...invocation.images] } : {}),
+        durationMs: invocation.durationMs,
+      },
+    };
+  }
+
+  /** Empties the journal once the observations of the reply are in the dialogue. */
+  clear(): void {
+    this.entries = [];
+  }
+
+  /** A copy the loop never changes afterwards (results and their arrays are never mutated in place). */
+  snapshot(): ToolCallJournal[] {
+    return [...this.entries];
+  }
+}
+
+/**
+ * A call runs nothing when its tool is not registered (the registry answers with an error), so repeating it is as
+ * safe as repeating a read-only tool.
+ */
+function isSafeToRepeat(toolName: string, tools: ToolRegistry): boolean {
+  return tools.get(toolName)?.readOnly ?? true;
+}
+
+/** The tool calls of the dialogue's last assistant reply that have no observation after it. */
+export function unansweredCalls(dialogue: readonly Message[]): ToolCall[] {
+  for (let index = dialogue.length - 1; index >= 0; index -= 1) {
+    const message = dialogue[index];
+    if (message?.role !== 'assistant') continue;
+    const answered = new Set(
+      dialogue.slice(index + 1).flatMap((later) => (later.role === 'tool' ? [later.toolCallId] : [])),
+    );
+    return (message.toolCalls ?? []).filter((call) => !answered.has(call.id));
+  }
+  return [];
+}
+
+/**
+ * The journaled calls of a checkpoint a resume does not take from the journal as they are: started, unfinished calls
+ * of read-only tools are run again, those of other tools are answered as interrupted.
+ */
+export function journalRedo(checkpoint: Pick<LoopCheckpoint, 'toolCalls'>): {
+  rerun: ToolCallJournal[];
+  interrupted: ToolCallJournal[];
+} {
+  const unfinished = checkpoint.toolCalls.filter((entry) => !isFinished(entry));
+  return {
+    rerun: unfinished.filter((entry) => entry.readOnly),
+    interrupted: unfinished.filter((entry) => !entry.readOnly),
+  };
+}
+
+/**
+ * What a resumed loop answers for each unanswered call without running it: the saved result of a finished call, or
+ * the interrupted observation for a started call of a tool that is not read-only. Calls missing here are run: those
+ * never started, and started calls of read-only tools.
+ */
+export function answersFromJournal(
+  calls: readonly ToolCall[],
+  journal: readonly ToolCallJournal[],
+  tools: ToolRegistry,
+): Map<string, ToolInvocation> {
+  const answers = new Map<string, ToolInvocation>();
+  for (const call of calls) {
+    const entry = journal.find((journaled) => journaled.callId === call.id);
+    if (!entry || call.name === SUBMIT_ANSWER_TOOL) continue;
+    const base = { callId: call.id, toolName: call.name, observation: tools.get(call.name)?.observation ?? 'text' };
+    if (isFinished(entry)) {
+      const { text, isError, files, images = [], durationMs = 0 } = entry.result;
+      answers.set(call.id, { ...base, text, isError, files: [...files], images: [...images], durationMs });
+    } else if (!entry.readOnly) {
+      answers.set(call.id, {
+        ...base,
+        text: INTERRUPTED_OBSERVATION,
+        isError: true,
+        files: [],
+        images: [],
+        durationMs: 0,
+      });
+    }
+  }
+  return answers;
+}
+
+function isFinished(entry: ToolCallJournal): entry is ToolCallJournal & Required<Pick<ToolCallJournal, 'result'>> {
+  return entry.state === 'finished' && entry.result !== undefined;
+}

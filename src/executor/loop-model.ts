@@ -1,0 +1,150 @@
+/**
+ * The model calls of one executor loop: the loop's own (fitted into the window by the memory layer, retried once
+ * pruned after a context-length error) and those its tools make, all counted and observed like every call of the run.
+ * @module
+ */
+import type { GenerateRequest, GenerateResult, LlmBackend, Message, Purpose, ToolSpec } from '../backend/types.js';
+import { HarnessError } from '../errors.js';
+import type { EventInput } from '../events.js';
+import { callModel, reservedOutputTokens, type ModelCallContext } from '../llm/call-model.js';
+import type { MemoryScope, PendingRequest } from '../memory/types.js';
+import type { DataMark } from '../prompts/datamark.js';
+import type { LoopProgress } from './loop-journal.js';
+import type { LoopSettings } from './loop.js';
+import type { ExecutorRunInput } from './types.js';
+
+/** The system prompt and the task message are never summarised or pruned. */
+const PROTECTED_COUNT = 2;
+
+/** What the model calls use of their loop. */
+export interface LoopModelHost {
+  readonly settings: LoopSettings;
+  readonly input: Pick<ExecutorRunInput, 'runId' | 'purpose' | 'scope'>;
+  /** The backend of the loop's purpose. */
+  readonly backend: LlmBackend;
+  readonly mark: DataMark;
+  readonly memoryScope: MemoryScope;
+  /** Aborted when the loop stops. */
+  readonly signal: AbortSignal;
+  /** The loop's counters: every call of the loop adds its usage and request size here. */
+  readonly progress: Pick<LoopProgress, 'usage' | 'peakRequestTokens'>;
+  emit(event: EventInput): void;
+  /** Settles as soon as the loop is stopped, even when the awaited work ignores the signal. */
+  untilStopped<T>(work: Promise<T>): Promise<T>;
+}
+
+/** Makes the model calls of one loop. */
+export class LoopModel {
+  // Tokens of the request being sent, as counted for its llm-request event.
+  private lastRequestTokens = 0;
+
+  constructor(private readonly host: LoopModelHost) {}
+
+  /**
+   * Fits `dialogue` into the window and calls the loop's model with `tools`; after a "context length exceeded" the
+   * dialogue is pruned and the call made once more.
+   * @returns the reply and the dialogue as sent (the loop goes on from it)
+   */
+  async call(dialogue: Message[], tools: ToolSpec[]): Promise<{ dialogue: Message[]; result: GenerateResult }> {
+    const { memory } = this.host.settings;
+    const { memoryScope, signal } = this.host;
+    let sent = await this.host.untilStopped(memory.fitRequest(this.pending(dialogue, tools), memoryScope));
+    try {
+      return { dialogue: sent, result: await this.generate(sent, tools) };
+    } catch (error) {
+      if (!HarnessError.isInstance(error) || error.code !== 'context-length-exceeded' || signal.aborted) throw error;
+      sent = memory.pruneAfterOverflow(this.pending(sent, tools), memoryScope);
+      try {
+        return { dialogue: sent, result: await this.generate(sent, tools) };
+      } catch (retryError) {
+        if (HarnessError.isInstance(retryError) && retryError.code === 'context-length-exceeded' && !signal.aborted) {
+          throw new HarnessError(
+            'context-overflow',
+            `The model still reported "context length exceeded" after the dialogue of ${this.host.input.scope} was pruned; ` +
+              'use a backend with a larger context window or give tools smaller outputs.',
+            { cause: retryError },
+          );
+        }
+        throw retryError;
+      }
+    }
+  }
+
+  private async generate(messages: Message[], tools: ToolSpec[]): Promise<GenerateResult> {
+    const { input, backend, progress } = this.host;
+    const result = await this.host.untilStopped(
+      callModel(this.callContext(input.purpose, backend), { messages, tools, toolChoice: 'auto' }),
+    );
+    progress.peakRequestTokens = Math.max(progress.peakRequestTokens, this.lastRequestTokens);
+    const { usage } = progress;
+    usage.inputTokens += result.usage.inputTokens ?? 0;
+    usage.outputTokens += result.usage.outputTokens ?? 0;
+    if (result.usage.cachedInputTokens !== undefined) {
+      usage.cachedInputTokens = (usage.cachedInputTokens ?? 0) + result.usage.cachedInputTokens;
+    }
+    return result;
+  }
+
+  /**
+   * A tool's own model call (e.g. `analyze_image` asking the vision backend): fitted into that backend's window,
+   * counted, observed with events and reported like every call of the run, under the tool's role as purpose.
+   */
+  async generateFor(
+    role: 'vision' | 'summarize',
+    request: Omit<GenerateRequest, 'purpose' | 'signal'>,
+  ): Promise<GenerateResult> {
+    const { settings } = this.host;
+    const backend = settings.backendFor(role);
+    const scope: MemoryScope = { ...this.host.memoryScope, purpose: role, backend };
+    const maxOutputTokens = request.maxOutputTokens ?? this.reserveFor(backend);
+    const marked = this.withRule(request.messages);
+    const messages = await settings.memory.fitRequest(
+      { messages: marked, tools: request.tools ?? [], protectedCount: marked.length, maxOutputTokens },
+      scope,
+    );
+    return callModel(this.callContext(role, backend), { ...request, messages });
+  }
+
+  /** A tool's own request with the run's rule on untrusted data in its system prompt (one is added when it has none). */
+  private withRule(messages: readonly Message[]): Message[] {
+    const { mark } = this.host;
+    const [first, ...rest] = messages;
+    if (first?.role === 'system') return [{ role: 'system', content: mark.withRule(first.content) }, ...rest];
+    return [{ role: 'system', content: mark.rule }, ...messages];
+  }
+
+  private callContext(purpose: Purpose, backend: LlmBackend): ModelCallContext {
+    const { settings, input } = this.host;
+    const { memory } = settings;
+    return {
+      backend,
+      purpose,
+      runId: input.runId,
+      scope: input.scope,
+      emit: (event) => this.host.emit(event),
+      countTokens: (messages, tools) => {
+        this.lastRequestTokens = memory.countRequest(messages, tools, backend);
+        return this.lastRequestTokens;
+      },
+      now: settings.now,
+      signal: this.host.signal,
+      sampling: settings.samplingFor(purpose),
+      maxOutputTokens: this.reserveFor(backend),
+      onUsage: (counted, usage) => memory.observeUsage?.(backend, counted, usage),
+    };
+  }
+
+  private pending(messages: Message[], tools: ToolSpec[]): PendingRequest {
+    return {
+      messages,
+      tools,
+      protectedCount: PROTECTED_COUNT,
+      maxOutputTokens: this.reserveFor(this.host.backend),
+    };
+  }
+
+  /** The output reserve of a call to `backend`: the same number fits the request and goes out with it. */
+  private reserveFor(backend: LlmBackend): number {
+    return reservedOutputTokens(backend.contextWindow, this.host.settings.maxOutputTokens);
+  }
+}

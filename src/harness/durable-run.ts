@@ -1,0 +1,141 @@
+/**
+ * The durable side of a run, as the harness sets it up: which store a run saves to, its checkpointer, event
+ * numbering and data mark, and loading the snapshot `harness.resume()` goes on from.
+ * @module
+ */
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { StoreCheckpointer } from '../durability/checkpointer.js';
+import { storeFailed } from '../durability/checkpointer.js';
+import { FileRunStore } from '../durability/file-store.js';
+import type { OptionsFingerprint, RunSnapshot, RunStore } from '../durability/types.js';
+import { HarnessError } from '../errors.js';
+import { runEventSender, type HarnessEvents, type RunEventNumbering } from '../events.js';
+import { DataMark } from '../prompts/datamark.js';
+
+/** What a run needs to save snapshots and to number its events. @internal */
+export interface RunDurability {
+  numbering: RunEventNumbering;
+  dataMark: DataMark;
+  checkpointer: StoreCheckpointer | undefined;
+}
+
+/** What {@link runDurability} builds from. @internal */
+export interface RunDurabilityInit {
+  /** The run's store; undefined: the run keeps no snapshots. */
+  store: RunStore | undefined;
+  runId: string;
+  mode: RunSnapshot['mode'];
+  fingerprint: OptionsFingerprint;
+  input: RunSnapshot['input'];
+  workspace: string;
+  bus: HarnessEvents;
+  now: () => number;
+  /** The snapshot a resumed run goes on from. */
+  resume?: RunSnapshot | undefined;
+}
+
+/** The numbering, data mark and checkpointer of one run (a resumed run's go on from its snapshot). @internal */
+export function runDurability(init: RunDurabilityInit): RunDurability {
+  const numbering: RunEventNumbering = init.resume ? { lastSeq: init.resume.seq, resumed: true } : { lastSeq: 0 };
+  const dataMark = init.resume ? new DataMark(init.resume.dataMark) : DataMark.random();
+  if (!init.store) return { numbering, dataMark, checkpointer: undefined };
+  // Only for the warning about a finished snapshot that could not be saved, when the run's report is already made.
+  const warn = runEventSender(init.bus, init.now, () => undefined, numbering);
+  const checkpointer = new StoreCheckpointer({
+    store: init.store,
+    runId: init.runId,
+    mode: init.mode,
+    fingerprint: init.fingerprint,
+    input: init.input,
+    workspace: init.workspace,
+    dataMark: dataMark.id,
+    now: init.now,
+    seq: () => numbering.lastSeq,
+    warn: (message) => warn({ type: 'run-warning', runId: init.runId, code: 'snapshot-save-failed', message }),
+  });
+  return { numbering, dataMark, checkpointer };
+}
+
+/**
+ * The store a run saves to: the call's, else the harness's (`false`: none), else the file store in its workspace,
+ * which needs the workspace to be a local directory: for a Workspace of your own whose root is not one, the run
+ * keeps no snapshots and `warning` says so.
+ * @internal
+ */
+export async function storeOfRun(
+  given: RunStore | undefined,
+  option: RunStore | false | undefined,
+  workspaceRoot: string,
+): Promise<{ store: RunStore | undefined; warning?: string }> {
+  if (given) return { store: given };
+  if (option === false) return { store: undefined };
+  if (option) return { store: option };
+  const local = await stat(workspaceRoot).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+  if (local) return { store: FileRunStore.inWorkspace(workspaceRoot) };
+  return {
+    store: undefined,
+    warning:
+      `This run keeps no snapshots and cannot be resumed: its workspace root "${workspaceRoot}" is not a local ` +
+      'directory, where the default store would keep them. Pass a `store` to createHarness or to run().',
+  };
+}
+
+/** Where `harness.resume()` looks for a run's snapshot. @internal */
+export interface SnapshotSource {
+  store: RunStore;
+  /** The place, in words, for a `run-not-found` message. */
+  where: string;
+}
+
+/**
+ * The store `harness.resume()` loads from: the call's, else the harness's, else the file store of the workspace
+ * named (by the call, or by the harness's `workspace` directory). Throws `run-not-found` when there is none to look in.
+ * @internal
+ */
+export function resumeSource(
+  runId: string,
+  given: RunStore | undefined,
+  option: RunStore | false | undefined,
+  workspace: string | undefined,
+): SnapshotSource {
+  if (given) return { store: given, where: 'the store passed to resume()' };
+  if (option) return { store: option, where: "the harness's store" };
+  if (workspace !== undefined) {
+    const root = path.resolve(workspace);
+    return {
+      store: FileRunStore.inWorkspace(root),
+      where: `the workspace "${root}" (${path.join(root, '.harness', 'run.json')})`,
+    };
+  }
+  const why =
+    option === false
+      ? 'this harness keeps no snapshots (store: false)'
+      : 'the default store keeps snapshots in the run’s workspace (.harness/run.json) and no workspace was given';
+  throw new HarnessError(
+    'run-not-found',
+    `Cannot resume run "${runId}": ${why}. Pass { workspace: "<the run's directory>" }, or the store the run saved ` +
+      'to as `store` (of createHarness or of this call).',
+  );
+}
+
+/** The run's snapshot from `source`; `run-not-found` when it has none, `store-failed` when the store fails. @internal */
+export async function loadSnapshot(runId: string, source: SnapshotSource): Promise<RunSnapshot> {
+  let snapshot: RunSnapshot | undefined;
+  try {
+    snapshot = await source.store.load(runId);
+  } catch (error) {
+    throw storeFailed(runId, 'load', error);
+  }
+  if (!snapshot) {
+    throw new HarnessError(
+      'run-not-found',
+      `Cannot resume run "${runId}": there is no snapshot of it in ${source.where}. Check the run id and where its ` +
+        'snapshots were saved (a run started with store: false has none).',
+    );
+  }
+  return snapshot;
+}

@@ -1,0 +1,99 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { StoreCheckpointer } from '../../src/durability/checkpointer.js';
+import type { RunSnapshot, RunStore } from '../../src/durability/types.js';
+import { LIBRARY_VERSION } from '../../src/durability/version.js';
+
+/** A store whose saves take a while and that records how many ran at once. */
+class SlowStore implements RunStore {
+  saved: RunSnapshot[] = [];
+  running = 0;
+  maxRunning = 0;
+  fail = false;
+  async save(_runId: string, snapshot: RunSnapshot): Promise<void> {
+    this.running += 1;
+    this.maxRunning = Math.max(this.maxRunning, this.running);
+    await sleep(2);
+    this.running -= 1;
+    if (this.fail) throw new Error('EACCES: permission denied');
+    this.saved.push(snapshot);
+  }
+  load = async () => undefined;
+  list = async () => [];
+  delete = async () => undefined;
+}
+
+function checkpointer(store: RunStore, warnings: string[] = []) {
+  let seq = 0;
+  return {
+    bump: () => {
+      seq += 1;
+    },
+    checkpointer: new StoreCheckpointer({
+      store,
+      runId: 'r1',
+      mode: 'pipeline',
+      fingerprint: { hash: 'h', fields: { mode: 'pipeline' } },
+      input: { task: 'task', attachments: [] },
+      workspace: '/w',
+      dataMark: '0123456789abcdef',
+      now: () => 42,
+      seq: () => seq,
+      warn: (message) => warnings.push(message),
+    }),
+  };
+}
+
+describe('StoreCheckpointer', () => {
+  it('saves one snapshot at a time, in order, each a copy of the state when save was called', async () => {
+    const store = new SlowStore();
+    const { checkpointer: c, bump } = checkpointer(store);
+    const state = { records: [] as number[] };
+    const saves: Promise<void>[] = [];
+    for (let i = 1; i <= 3; i++) {
+      state.records.push(i);
+      bump();
+      saves.push(c.save({ state, used: { iterations: i, elapsedMs: 0 } }));
+    }
+    await Promise.all(saves);
+    expect(store.maxRunning).toBe(1);
+    expect(store.saved.map((s) => (s.state as typeof state).records)).toEqual([[1], [1, 2], [1, 2, 3]]);
+    expect(store.saved.map((s) => s.seq)).toEqual([1, 2, 3]);
+    expect(store.saved[0]).toMatchObject({
+      format: 1,
+      library: LIBRARY_VERSION,
+      runId: 'r1',
+      status: 'running',
+      savedAt: 42,
+      dataMark: '0123456789abcdef',
+    });
+  });
+
+  it('rejects with store-failed, and every later save too, without calling the store again', async () => {
+    const store = new SlowStore();
+    const { checkpointer: c } = checkpointer(store);
+    store.fail = true;
+    await expect(c.save({ state: 1, used: { iterations: 0, elapsedMs: 0 } })).rejects.toMatchObject({
+      code: 'store-failed',
+      message: expect.stringContaining('EACCES'),
+    });
+    store.fail = false;
+    await expect(c.save({ state: 2, used: { iterations: 0, elapsedMs: 0 } })).rejects.toMatchObject({
+      code: 'store-failed',
+    });
+    expect(store.saved).toEqual([]);
+  });
+
+  it('saves the finished snapshot with the result and the last state, and only warns when that fails', async () => {
+    const store = new SlowStore();
+    const warnings: string[] = [];
+    const { checkpointer: c } = checkpointer(store, warnings);
+    await c.save({ state: 'last', used: { iterations: 3, elapsedMs: 9 }, loop: { scope: 'x' } as never });
+    await c.finish({ status: 'succeeded' });
+    expect(store.saved.at(-1)).toMatchObject({ status: 'finished', state: 'last', result: { status: 'succeeded' } });
+    expect(store.saved.at(-1)).not.toHaveProperty('loop');
+    store.fail = true;
+    await expect(c.finish({ status: 'failed' })).resolves.toBeUndefined();
+    expect(warnings).toHaveLength(1);
+  });
+});

@@ -1,0 +1,53 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCrashCampaign, type CampaignFigures } from './fixtures/crash-driver.js';
+
+/**
+ * 30 SIGKILLs of child processes running the scenario (3 subtasks, synthesis, a failed verification, a repair), at
+ * seeded random points inside model calls, inside tool calls, between stages and during the repair; every killed
+ * run is resumed in a fresh child until it finishes.
+ */
+describe('crash and resume in child processes', () => {
+  let root: string;
+  let figures: CampaignFigures;
+
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(tmpdir(), 'harness-crash-'));
+    figures = await runCrashCampaign({ kills: 30, seed: 20261201, latencyMs: 12, root });
+  }, 300_000);
+
+  afterAll(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('finishes every killed run with the deliverable of an uninterrupted run, losing no artifact', () => {
+    expect(figures.kills).toHaveLength(30);
+    expect(figures.runs).toBeGreaterThan(0);
+    expect(figures.differentDeliverables).toBe(0);
+    expect(figures.lostArtifacts).toBe(0);
+  });
+
+  it('kills inside model calls, tool calls, between stages and during the repair', () => {
+    const categories = new Set(figures.kills.map((kill) => kill.category));
+    expect([...categories].sort()).toEqual(['between stages', 'model call', 'repair', 'tool call']);
+  });
+
+  it('re-does at most one model call and one tool call per kill', () => {
+    for (const kill of figures.kills) {
+      expect(kill.redoneModelCalls, JSON.stringify(kill)).toBeLessThanOrEqual(1);
+      expect(kill.redoneToolCalls, JSON.stringify(kill)).toBeLessThanOrEqual(1);
+    }
+  });
+
+  it('reports a write interrupted mid-call and never runs it again itself', () => {
+    for (const kill of figures.kills) expect(kill.reinvokedInterrupted).toBe(0);
+    expect(figures.kills.some((kill) => kill.interruptedCalls > 0)).toBe(true);
+  });
+
+  it('numbers the events of a resumed run on from its snapshot, each marked resumed', () => {
+    expect(figures.numberingHeld).toBe(true);
+    expect(figures.maxSnapshotBytes).toBeGreaterThan(0);
+  });
+});

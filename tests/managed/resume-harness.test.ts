@@ -1,0 +1,106 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { describe, expect, it } from 'vitest';
+import type { GenerateRequest, GenerateResult } from '../../src/backend/types.js';
+import type { HarnessEvent } from '../../src/events.js';
+import { createHarness } from '../../src/harness/harness.js';
+import type { ManagedRunResult, ManagedSnapshotState } from '../../src/managed/index.js';
+import { ScriptedBackend, submit, toolCall } from '../../src/testing/index.js';
+import { defineTool } from '../../src/tools/define-tool.js';
+import { collect, tempDir } from '../harness/helpers.js';
+import { decide, verdictOf } from './helpers.js';
+
+const TASK = 'Write report.md with the heading "# Rivers".';
+const REPORT = { id: 'report', description: 'report.md starts with "# Rivers".' };
+
+/** Replies as a function of the request only, so the resumed run is asked what the stopped one would have been. */
+function model(request: GenerateRequest): GenerateResult {
+  const all = request.messages.map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n');
+  const lastIsTool = request.messages.at(-1)?.role === 'tool';
+  switch (request.purpose) {
+    case 'manage':
+      if (all.includes('[completed] report:')) return decide('done');
+      return decide('execute', {
+        records: [REPORT],
+        contract: { task: 'Write report.md.', acceptanceCriteria: [REPORT.description], recordIds: ['report'] },
+      });
+    case 'execute':
+      if (lastIsTool) return submit('I wrote report.md.', ['report.md']);
+      return toolCall('write_file', { path: 'report.md', content: '# Rivers\n' }, 'write-1');
+    default:
+      if (!lastIsTool) return toolCall('read_file', { path: 'report.md' }, 'read-1');
+      return verdictOf('complete', 'clean', [
+        { recordId: 'report', check: 'report.md starts with "# Rivers"', observed: '# Rivers', verdict: 'pass' },
+      ]);
+  }
+}
+
+/** A managed harness on `dir` whose write tool counts its invocations. */
+function managedHarness(dir: string, writes: string[]) {
+  const writeFile = defineTool({
+    name: 'write_file',
+    description: 'Writes a text file in the workspace.',
+    input: z.object({ path: z.string(), content: z.string() }),
+    execute: async ({ path: file, content }, ctx) => {
+      writes.push(file);
+      await ctx.workspace.writeFile(file, content, { tool: 'write_file', scope: ctx.scope });
+      return { text: `wrote ${file}`, files: [file] };
+    },
+  });
+  return createHarness({
+    backend: new ScriptedBackend((request) => model(request)),
+    mode: 'managed',
+    tools: [writeFile],
+    workspace: dir,
+  });
+}
+
+describe('harness.resume() of a managed run', () => {
+  it('finishes a managed run stopped by abort mid-execution, without doing its executor work again', async () => {
+    const dir = await tempDir();
+    const writes: string[] = [];
+    const first = managedHarness(dir, writes);
+    const controller = new AbortController();
+    let executeCalls = 0;
+    // Stop while the executor's second model call (after its write) is in flight.
+    first.on('llm-request', (event) => {
+      if (event.purpose === 'execute' && ++executeCalls === 2) controller.abort();
+    });
+    const stopped = await first.run({ task: TASK, runId: 'managed-1', signal: controller.signal });
+    await first.close();
+    expect(stopped.status).toBe('aborted');
+    expect(writes).toEqual(['report.md']);
+    const snapshot = JSON.parse(await readFile(path.join(dir, '.harness/run.json'), 'utf8'));
+    expect(snapshot).toMatchObject({ mode: 'managed', status: 'running', loop: { scope: 'execute-1' } });
+    expect((snapshot.state as ManagedSnapshotState).position).toMatchObject({ stage: 'execute', round: 1 });
+
+    const again = managedHarness(dir, writes);
+    const events: HarnessEvent[] = collect(again);
+    const result = (await again.resume('managed-1', { workspace: dir })) as ManagedRunResult;
+    await again.close();
+
+    expect(result.status).toBe('succeeded');
+    expect(result.taskState.records).toMatchObject([{ id: 'report', status: 'completed' }]);
+    expect(await readFile(path.join(dir, 'report.md'), 'utf8')).toBe('# Rivers\n');
+    // The write before the stop is not made again, and the manager's decision of round 1 is not asked again.
+    expect(writes).toEqual(['report.md']);
+    expect(events.filter((e) => e.type === 'manager-decision').map((e) => e.round)).toEqual([2]);
+    expect(events[0]).toMatchObject({
+      type: 'run-resume',
+      mode: 'managed',
+      stage: 'execute',
+      scope: 'execute-1',
+      savedAt: snapshot.savedAt,
+      redo: { modelCalls: 1, rerunToolCalls: [], interruptedToolCalls: [] },
+    });
+    expect(events.every((e) => e.resumed === true)).toBe(true);
+    expect(result.report.resumes.count).toBe(1);
+    expect(result.report.managed.rounds).toBe(2);
+    // The copy for people to read agrees with the result; the finished snapshot holds the result.
+    const stateFile = JSON.parse(await readFile(path.join(dir, '.harness/task-state.json'), 'utf8'));
+    expect(stateFile).toEqual(result.taskState);
+    const finished = JSON.parse(await readFile(path.join(dir, '.harness/run.json'), 'utf8'));
+    expect(finished).toMatchObject({ status: 'finished', result: { status: 'succeeded' } });
+  }, 30_000);
+});
