@@ -16,6 +16,7 @@ import {
   renderExecutorTask,
 } from '../prompts/executor.js';
 import type { ToolRegistry } from '../tools/registry.js';
+import { ToolWorkspace } from '../workspace/tool-workspace.js';
 import type { ToolContext, ToolInvocation } from '../tools/types.js';
 import { raceSignal } from '../util/race-signal.js';
 import { checkResumable } from './checkpoint-check.js';
@@ -120,7 +121,8 @@ export class Loop {
       runId,
       purpose,
       scope,
-      workspace,
+      // The harness keeps its own state (snapshots, saved outputs) under `.harness/`: tools may read it, never write.
+      workspace: new ToolWorkspace(workspace),
       signal,
       backendFor: (role) => settings.backendFor(role),
       generate: (role, request) => this.model.generateFor(role, request),

@@ -8,22 +8,9 @@ import { BackendPricingSchema, formatCost, samePricing, worstCaseCost } from '..
 import type { BackendPricing, LlmBackend, Purpose } from '../backend/types.js';
 import { HarnessError } from '../errors.js';
 import { runBackendView, type CallGate, type PlannedCall } from '../llm/call-gate.js';
-import type { ResolvedHarnessOptions } from './options.js';
+import { ROLE_NAMES, type ResolvedHarnessOptions } from './options.js';
 import { backendOfRole } from './role-backends.js';
 import type { RunControl } from './run-control.js';
-
-/** Every role, in the order messages list them. */
-const ROLES: readonly Purpose[] = [
-  'plan',
-  'execute',
-  'synthesize',
-  'verify',
-  'repair',
-  'summarize',
-  'vision',
-  'manage',
-  'audit',
-];
 
 type CostOptions = Pick<ResolvedHarnessOptions, 'backend' | 'roles' | 'pricing' | 'limits'>;
 
@@ -62,7 +49,7 @@ function priceOfRole(o: CostOptions, role: Purpose): RolePrice {
  * call without one could cost anything.
  */
 export function checkCostOptions(o: CostOptions): void {
-  const prices = ROLES.map((role) => ({ role, ...priceOfRole(o, role) }));
+  const prices = ROLE_NAMES.map((role) => ({ role, ...priceOfRole(o, role) }));
   for (const { pricing, source, fromBackend } of prices) {
     const parsed = pricing && fromBackend ? BackendPricingSchema.safeParse(pricing) : undefined;
     if (parsed && !parsed.success) {
@@ -80,7 +67,7 @@ export function checkCostOptions(o: CostOptions): void {
   const maxCost = o.limits.maxCost;
   if (maxCost === undefined) return;
   const unpriced = prices.filter((price) => !price.pricing).map((price) => price.role);
-  if (unpriced.length === ROLES.length) {
+  if (unpriced.length === ROLE_NAMES.length) {
     throw invalid(
       `\`limits.maxCost\` needs prices: give \`pricing: { currency, inputPerMTok, outputPerMTok }\` or a backend with its own \`pricing\``,
     );
@@ -160,7 +147,7 @@ export class RunCosts {
     run: { costSoFar: () => number; control: RunControl },
   ) {
     const maxCost = o.limits.maxCost;
-    const currency = ROLES.map((role) => priceOfRole(o, role).pricing?.currency).find((c) => c !== undefined);
+    const currency = ROLE_NAMES.map((role) => priceOfRole(o, role).pricing?.currency).find((c) => c !== undefined);
     // createHarness refused maxCost without a price for every role, so a currency is there.
     if (maxCost !== undefined) this.gate = new CostGate({ maxCost, currency: currency ?? '', ...run });
   }

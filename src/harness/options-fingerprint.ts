@@ -7,19 +7,7 @@ import { flattenFields, makeFingerprint, shortHash } from '../durability/fingerp
 import type { OptionsFingerprint } from '../durability/types.js';
 import { parseMemoryOptions } from '../memory/options.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import type { ResolvedHarnessOptions } from './options.js';
-
-const ROLES: readonly (Purpose | 'vision')[] = [
-  'plan',
-  'execute',
-  'synthesize',
-  'verify',
-  'repair',
-  'summarize',
-  'vision',
-  'manage',
-  'audit',
-];
+import { ROLE_NAMES, type ResolvedHarnessOptions } from './options.js';
 
 /**
  * The options that change a run's course, as fields: mode, decomposition, verification, every limit, managed mode's
@@ -48,7 +36,7 @@ export function optionsFingerprint(o: ResolvedHarnessOptions, registry: ToolRegi
     .sort()
     .join(', ');
   const roles = o.roles as Partial<Record<Purpose | 'vision', { provider: string; modelId: string }>>;
-  for (const role of ROLES) {
+  for (const role of ROLE_NAMES) {
     const backend = roles[role] ?? (role === 'verify' ? roles.vision : undefined) ?? o.backend;
     fields[`backend.${role}`] = `${backend.provider}/${backend.modelId}`;
   }

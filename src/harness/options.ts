@@ -86,7 +86,8 @@ export interface SamplingOption {
   topP?: number | null | undefined;
 }
 
-const roleNames = [
+/** Every role that can have its own backend, sampling and prices. @internal */
+export const ROLE_NAMES = [
   'plan',
   'execute',
   'synthesize',
@@ -108,7 +109,7 @@ const HarnessPricingSchema = z
     inputPerMTok: PricingSchema.shape.inputPerMTok.optional(),
     outputPerMTok: PricingSchema.shape.outputPerMTok.optional(),
     cachedInputPerMTok: PricingSchema.shape.cachedInputPerMTok,
-    roles: z.partialRecord(z.enum(roleNames), PricingSchema).default({}),
+    roles: z.partialRecord(z.enum(ROLE_NAMES), PricingSchema).default({}),
   })
   .refine(
     (p) =>
@@ -153,10 +154,10 @@ export const HarnessOptionsSchema = z.strictObject({
    * (e.g. `{ roles: { verify: { temperature: 0 } } }`). Adapters drop what a model rejects (see docs/backends.md).
    */
   sampling: SamplingSchema.extend({
-    roles: z.partialRecord(z.enum(roleNames), SamplingSchema).default({}),
+    roles: z.partialRecord(z.enum(ROLE_NAMES), SamplingSchema).default({}),
   }).prefault({}),
   memory: z.custom<MemoryManagerOptions>((v) => typeof v === 'object' && v !== null, 'must be an object').optional(),
-  roles: z.partialRecord(z.enum(roleNames), backend).default({}),
+  roles: z.partialRecord(z.enum(ROLE_NAMES), backend).default({}),
   /**
    * What the model calls cost, for the report's `cost` and `limits.maxCost` (see docs/backends.md, "Pricing and
    * cost"). A backend's own `pricing` prices its calls when this gives none for them.

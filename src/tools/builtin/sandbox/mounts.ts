@@ -5,9 +5,10 @@
  */
 import { lstatSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
+import { HARNESS_STATE_DIR } from '../../../workspace/tool-workspace.js';
 
-/** The harness's own state folder inside the workspace; sandboxed code sees it read-only. */
-export const HARNESS_STATE_DIR = '.harness';
+// The harness's own state folder inside the workspace; sandboxed code sees it read-only.
+export { HARNESS_STATE_DIR };
 
 /** Top-level system directories bound read-only (or recreated as the same symlink, e.g. `/bin -> usr/bin`). */
 const SYSTEM_DIRS = ['usr', 'bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32'] as const;
