@@ -3,6 +3,7 @@
  * an AbortSignal, checkpointed when asked and able to go on from a checkpoint.
  * @module
  */
+import { setMaxListeners } from 'node:events';
 import type { LlmBackend, Purpose, ToolCall, ToolSpec } from '../backend/types.js';
 import { HarnessError, toHarnessError } from '../errors.js';
 import type { EmitEvent, EventInput } from '../events.js';
@@ -92,6 +93,8 @@ export class Loop {
     const emit = (event: EventInput) => this.emit(event);
     const untilStopped = <T>(work: Promise<T>) => this.untilStopped(work);
     const signal = this.controller.signal;
+    // Each tool call of a reply listens to it while it runs; a reply with more than ten parallel calls is no leak.
+    setMaxListeners(0, signal);
     const memoryScope: MemoryScope = {
       runId,
       purpose,

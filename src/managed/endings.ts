@@ -11,7 +11,7 @@ import { MANAGED_DEFAULTS } from './options.js';
 import { renderState } from './prompts.js';
 import type { ManagedReport } from './report.js';
 import type { RunStop } from './run-init.js';
-import type { Ending } from './snapshot.js';
+import type { ManagedEnding } from './snapshot.js';
 import { openRecords } from './state.js';
 import type { ManagerDecision } from './types.js';
 
@@ -32,7 +32,7 @@ export function refusedDone(state: TaskState): string | undefined {
 }
 
 /** The ending of a `blocked` decision: the manager's reason and the blocked records' reasons. */
-export function blockedEnding(decision: ManagerDecision, state: TaskState): Ending {
+export function blockedEnding(decision: ManagerDecision, state: TaskState): ManagedEnding {
   const reasons = [
     decision.reason || 'The manager gave no reason.',
     ...state.records.filter((r) => r.status === 'blocked').map((r) => `${r.id}: ${r.reason ?? 'blocked'}`),
@@ -45,7 +45,7 @@ export function blockedEnding(decision: ManagerDecision, state: TaskState): Endi
 }
 
 /** The ending of a question no `managed.onAsk` can answer. */
-export function unansweredEnding(question: string): Ending {
+export function unansweredEnding(question: string): ManagedEnding {
   return {
     status: 'blocked',
     message: `The manager asked a question and no managed.onAsk is set to answer it: ${question}`,
@@ -71,7 +71,7 @@ export function outOfRounds(state: TaskState, maxRounds: number): RunStop {
 /** The result's status and error from how the run stopped or ended, and the report's `blocked` section. */
 export function endStatus(
   failure: RunStop | undefined,
-  ending: Ending | undefined,
+  ending: ManagedEnding | undefined,
 ): { status: RunResult['status']; error?: NonNullable<RunResult['error']>; blocked?: ManagedReport['blocked'] } {
   if (failure) {
     const status = failure.reason === 'aborted' || failure.reason === 'timeout' ? failure.reason : 'failed';

@@ -36,8 +36,13 @@ export { AGENT_ENV_ALLOWLIST, commandAgent, type CommandAgentOptions } from './c
 export { diffFingerprints, fingerprintWorkspace, type Fingerprint } from './integrity.js';
 export { listFilesTool } from './list-files.js';
 export { applyAudit, applyDrafts, emptyTaskState, openRecords, TASK_STATE_FILE, type AuditUpdate } from './state.js';
-export type { ManagedReport, ManagedRunReport, RoleTokens } from './report.js';
-export { readManagedState, type ManagedPosition, type ManagedSnapshotState } from './snapshot.js';
+export type { ManagedReport, ManagedRunReport, ManagedTally, RoleTokens } from './report.js';
+export {
+  readManagedState,
+  type ManagedEnding,
+  type ManagedPosition,
+  type ManagedSnapshotState,
+} from './snapshot.js';
 export type {
   AnsweredQuestion,
   AuditFinding,

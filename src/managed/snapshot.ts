@@ -14,7 +14,7 @@ import type { ManagedReport, ManagedTally } from './report.js';
 import type { AnsweredQuestion, AuditReport, ExecutionClaim } from './types.js';
 
 /** How the loop ended when it was not stopped. */
-export type Ending =
+export type ManagedEnding =
   | { status: 'succeeded' }
   | { status: 'blocked'; message: string; blocked: NonNullable<ManagedReport['blocked']> };
 
@@ -35,7 +35,7 @@ export type ManagedPosition =
   /** The auditor checks the round's execution, from its start (an audit is never half-applied). */
   | { stage: 'audit'; round: number; contract: Contract; claim: ExecutionClaim; changedByExecutor: string[] }
   /** The loop ended; only the result is left to make. */
-  | { stage: 'end'; round: number; ending: Ending };
+  | { stage: 'end'; round: number; ending: ManagedEnding };
 
 /** `RunSnapshot.state` of a managed run. `BaseTally` is the pipeline report's tally the host folds. */
 export interface ManagedSnapshotState<BaseTally = unknown> {
