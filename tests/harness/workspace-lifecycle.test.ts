@@ -289,7 +289,9 @@ describe('workspace lifecycle: no writes after a run ends', () => {
 
   it.each([
     ['aborted', {}],
-    ['timeout', { limits: { timeoutMs: 100 } }],
+    // Long enough for the tool to start on a loaded machine (each step also saves a snapshot): the run must time out
+    // while the tool is running, or the late write never happens.
+    ['timeout', { limits: { timeoutMs: 1_500 } }],
   ] as const)('refuses a write a tool makes after the run ended (%s)', async (status, options) => {
     const ended = gate();
     const controller = new AbortController();
