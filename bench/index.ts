@@ -1,14 +1,17 @@
 /**
- * `npm run bench`: the benchmarks of horizon-harness — context growth, durable runs under SIGKILL, and runs per
- * minute on BullMQ workers (needs `redis-server` on the PATH; skipped with a note otherwise).
+ * `npm run bench`: the benchmarks of horizon-harness — context growth, the Vercel AI SDK peer comparison and 100
+ * concurrent runs (against the built `dist/`), durable runs under SIGKILL, and runs per minute on BullMQ workers
+ * (needs `redis-server` on the PATH; skipped with a note otherwise).
  * @module
  */
 import { execFileSync } from 'node:child_process';
 import { main } from './context-growth.js';
 import { durabilityBench } from './durability.js';
+import { peerBench } from './peer.js';
 import { scaleOut } from './scale-out.js';
 
 await main();
+await peerBench();
 await durabilityBench();
 if (hasRedisServer()) await scaleOut();
 else console.log('\nScale-out on BullMQ: skipped, redis-server is not installed (Debian package redis-server).');
