@@ -38,6 +38,8 @@ export async function measureConcurrency(runs: number, store = true): Promise<Co
     name: 'fetch_page',
     description: 'Fetches one measurement page.',
     input: z.object({ page: z.number() }),
+    // Fetching a page changes nothing: declared so, as a host would, it runs without waiting for a durable save.
+    readOnly: true,
     execute: ({ page }) => `page ${page}: ${output}`,
   });
   // A plain backend rather than ScriptedBackend, which records every request and would count as run memory.

@@ -2,7 +2,9 @@
  * The long-loop benchmark of issue 4: one subtask whose model calls a tool N times, each call returning a
  * deterministic 20 000-character text, then answers. Zero-latency backend; windows 128 000 and 32 000;
  * the memory layer with the paper's defaults, with observation aging, and a naive loop that keeps the
- * whole history (what peer frameworks do), counted with the same tokenizer.
+ * whole history (what peer frameworks do), counted with the same tokenizer. Σ prompt tokens and the peak request
+ * are counted exactly inside the fake backend, from the messages each request sent; that counting is not part of
+ * ms per step.
  *
  * Each configuration runs in its own child process (so peak RSS is its own), three times; ms per step
  * is the median of the three runs. The children run this file compiled to plain JavaScript, as users run
@@ -26,6 +28,7 @@ import type { EventInput } from '../src/events.js';
 import { Executor } from '../src/executor/executor.js';
 import { MemoryManager, TokenCounter, gptTokenizer, type MemoryManagerOptions } from '../src/memory/index.js';
 import type { ExecutionMemory, PendingRequest } from '../src/memory/types.js';
+import { DataMark } from '../src/prompts/datamark.js';
 import { defineTool } from '../src/tools/define-tool.js';
 import { ToolRegistry } from '../src/tools/registry.js';
 import type { ToolInvocation } from '../src/tools/types.js';
@@ -55,6 +58,7 @@ export interface Measurement extends Configuration {
 
 const OUTPUT_CHARS = 20_000;
 const RUNS = 3;
+const BENCH_MARK = new DataMark('0b1e2c3d4a5f6789');
 const WORDS = [
   'alpha',
   'beta',
@@ -97,14 +101,42 @@ function result(content: string, toolCalls: GenerateResult['message']['toolCalls
   };
 }
 
+/**
+ * Counts every request the backend receives exactly, with the memory's own counter (o200k, per-message overheads;
+ * every message tokenized once): the tables' Σ prompt tokens and peak request. The `llm-request` events cannot give
+ * these, since far below the compression threshold their `requestTokens` is an upper bound, not a count. The time
+ * spent counting is kept apart, so ms per step is the loop's own.
+ */
+class SentTokens {
+  private readonly counter = new TokenCounter(gptTokenizer());
+  promptTokens = 0;
+  peakRequestTokens = 0;
+  countingMs = 0;
+
+  add(request: GenerateRequest): void {
+    const started = performance.now();
+    const tokens = this.counter.request(request.messages, request.tools ?? []);
+    this.countingMs += performance.now() - started;
+    this.promptTokens += tokens;
+    // Every call counts for the peak, the summariser's too: each one must fit the window.
+    this.peakRequestTokens = Math.max(this.peakRequestTokens, tokens);
+  }
+}
+
 /** A zero-latency backend that calls the tool `steps` times, then submits; summaries are a fixed text. */
-function loopBackend(steps: number, contextWindow: number, transport: Configuration['transport']): LlmBackend {
+function loopBackend(
+  steps: number,
+  contextWindow: number,
+  transport: Configuration['transport'],
+  sent: SentTokens,
+): LlmBackend {
   let executeCalls = 0;
   const backend: LlmBackend = {
     provider: 'bench',
     modelId: 'zero-latency',
     contextWindow,
     async generate(request: GenerateRequest): Promise<GenerateResult> {
+      sent.add(request);
       if (request.purpose === 'summarize') {
         return result(
           'Fetched pages 1..k with fetch_page; each is a measurement page of about 20 000 characters; no errors; next: fetch the remaining pages, then submit.',
@@ -176,20 +208,18 @@ async function runOnce(config: Configuration, outputs: string[]) {
       input: z.object({ page: z.number() }),
       execute: ({ page }) => outputs[page] ?? '',
     });
-    const totals = { promptTokens: 0, peakRequestTokens: 0, compressions: 0, prunes: 0, summarizeCalls: 0 };
+    const totals = { compressions: 0, prunes: 0, summarizeCalls: 0 };
     const emit = (event: EventInput) => {
       if (event.type === 'llm-request') {
-        totals.promptTokens += event.requestTokens;
         if (event.purpose === 'summarize') totals.summarizeCalls++;
-        // Every call counts for the peak, the summariser's too: each one must fit the window.
-        totals.peakRequestTokens = Math.max(totals.peakRequestTokens, event.requestTokens);
       } else if (event.type === 'memory-compress') totals.compressions++;
       else if (event.type === 'memory-prune') totals.prunes++;
     };
     // The naive loop is unbounded: give it a window nothing reaches, and count what it would send.
     const window = config.mode === 'naive' ? Number.MAX_SAFE_INTEGER : config.window;
+    const sent = new SentTokens();
     const executor = new Executor({
-      backend: loopBackend(config.steps, window, config.transport),
+      backend: loopBackend(config.steps, window, config.transport, sent),
       tools: new ToolRegistry([fetchPage]),
       memory,
       emit,
@@ -205,11 +235,14 @@ async function runOnce(config: Configuration, outputs: string[]) {
       request: 'Fetch every measurement page with fetch_page, then submit the largest value.',
       objective: 'Fetch every page, then submit.',
       workspace,
+      // A fixed boundary, not a random one per run: the token figures of two builds then compare exactly.
+      dataMark: BENCH_MARK,
     });
     const ms = performance.now() - started;
     if (run.status !== 'completed')
       throw new Error(`${config.mode} N=${config.steps}: run ${run.status}: ${run.error?.message}`);
-    return { ...totals, msPerStep: ms / (config.steps + 1) };
+    const { promptTokens, peakRequestTokens, countingMs } = sent;
+    return { ...totals, promptTokens, peakRequestTokens, msPerStep: (ms - countingMs) / (config.steps + 1) };
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

@@ -3,7 +3,7 @@
  * a repair, on a scripted backend with simulated latency) killed with SIGKILL at 30 seeded random points in child
  * processes and resumed each time until it finishes; then the same run in process, timing every snapshot save of
  * the default file store. Prints kills, resumes, re-done model and tool calls, interrupted calls, lost artifacts,
- * snapshot size and save time per step.
+ * snapshot size and save time per step, for `durability: 'sync'` and the default `'async'`.
  *
  * Run it with `npm run bench` (the lead wires it into bench/index.ts) or `tsx bench/durability.ts`.
  */
@@ -48,57 +48,85 @@ function percentile(values: number[], p: number): number {
 }
 
 /** Saves of one uninterrupted run in process: how many, how large, how long each took. */
-async function measureSaves(root: string) {
+async function measureSaves(root: string, durability: Durability) {
   const dir = path.join(root, 'timed');
   const store = new TimedStore(FileRunStore.inWorkspace(dir));
   const started = performance.now();
-  const result = await scenarioHarness(dir, LATENCY_MS, { store }).run({ task: TASK, runId: 'timed' });
+  const result = await scenarioHarness(dir, LATENCY_MS, { store, durability }).run({ task: TASK, runId: 'timed' });
   const runMs = performance.now() - started;
   const unsaved = performance.now();
   await scenarioHarness(path.join(root, 'unsaved'), LATENCY_MS, { store: false }).run(TASK);
   return { result, store, runMs, unsavedMs: performance.now() - unsaved };
 }
 
+type Durability = 'sync' | 'async';
+const MODES: Durability[] = ['sync', 'async'];
+
 export async function durabilityBench(): Promise<void> {
   const root = await mkdtemp(path.join(tmpdir(), 'harness-durability-bench-'));
   try {
-    const figures = await runCrashCampaign({ kills: KILLS, seed: SEED, latencyMs: LATENCY_MS, root });
-    const sum = (pick: (k: (typeof figures.kills)[number]) => number) => figures.kills.reduce((n, k) => n + pick(k), 0);
-    const max = (pick: (k: (typeof figures.kills)[number]) => number) => Math.max(0, ...figures.kills.map(pick));
-    const timed = await measureSaves(root);
-    const { saveMs, sizes } = timed.store;
-    const byCategory = new Map<string, number>();
-    for (const kill of figures.kills) byCategory.set(kill.category, (byCategory.get(kill.category) ?? 0) + 1);
+    const campaigns = new Map<Durability, Awaited<ReturnType<typeof runCrashCampaign>>>();
+    for (const durability of MODES) {
+      const dir = path.join(root, durability);
+      campaigns.set(
+        durability,
+        await runCrashCampaign({ kills: KILLS, seed: SEED, latencyMs: LATENCY_MS, root: dir, durability }),
+      );
+    }
+    type Figures = Awaited<ReturnType<typeof runCrashCampaign>>;
+    type Kill = Figures['kills'][number];
+    const row = (value: (figures: Figures) => string | number) =>
+      Object.fromEntries(MODES.map((mode) => [`durability ${mode}`, value(campaigns.get(mode) as Figures)]));
+    const sum = (figures: Figures, pick: (k: Kill) => number) => figures.kills.reduce((n, k) => n + pick(k), 0);
+    const max = (figures: Figures, pick: (k: Kill) => number) => Math.max(0, ...figures.kills.map(pick));
     console.log('Durability: SIGKILL and resume (scripted backend, %d ms per model and tool call)', LATENCY_MS);
+    const categories = [...new Set([...campaigns.values()].flatMap((f) => f.kills.map((k) => k.category)))];
     console.table({
-      kills: { value: figures.kills.length },
-      ...Object.fromEntries([...byCategory].map(([category, n]) => [`  kills ${category}`, { value: n }])),
-      'runs (each killed until it finished)': { value: figures.runs },
-      resumes: { value: figures.resumes },
-      're-done model calls (total / max per kill)': {
-        value: `${sum((k) => k.redoneModelCalls)} / ${max((k) => k.redoneModelCalls)}`,
-      },
-      're-done tool calls (total / max per kill)': {
-        value: `${sum((k) => k.redoneToolCalls)} / ${max((k) => k.redoneToolCalls)}`,
-      },
-      'interrupted write calls reported': { value: sum((k) => k.interruptedCalls) },
-      'interrupted calls run again by the harness': { value: sum((k) => k.reinvokedInterrupted) },
-      'extra model / tool calls over an uninterrupted run': {
-        value: `${figures.extra.modelCalls} / ${figures.extra.toolCalls}`,
-      },
-      'deliverables different from an uninterrupted run': { value: figures.differentDeliverables },
-      'lost artifacts': { value: figures.lostArtifacts },
+      kills: row((f) => f.kills.length),
+      ...Object.fromEntries(
+        categories.map((category) => [
+          `  kills ${category}`,
+          row((f) => f.kills.filter((k) => k.category === category).length),
+        ]),
+      ),
+      'runs (each killed until it finished)': row((f) => f.runs),
+      resumes: row((f) => f.resumes),
+      're-done model calls (total / max per kill)': row(
+        (f) => `${sum(f, (k) => k.redoneModelCalls)} / ${max(f, (k) => k.redoneModelCalls)}`,
+      ),
+      're-done tool calls (total / max per kill)': row(
+        (f) => `${sum(f, (k) => k.redoneToolCalls)} / ${max(f, (k) => k.redoneToolCalls)}`,
+      ),
+      'interrupted write calls reported': row((f) => sum(f, (k) => k.interruptedCalls)),
+      'interrupted calls run again by the harness': row((f) => sum(f, (k) => k.reinvokedInterrupted)),
+      'extra model / tool calls over an uninterrupted run': row((f) => `${f.extra.modelCalls} / ${f.extra.toolCalls}`),
+      'deliverables different from an uninterrupted run': row((f) => f.differentDeliverables),
+      'lost artifacts': row((f) => f.lostArtifacts),
+      'largest snapshot between kills (bytes)': row((f) => f.maxSnapshotBytes),
     });
     console.log('Snapshots of one uninterrupted run (default file store, fsync on every save)');
+    const timings = new Map<Durability, Awaited<ReturnType<typeof measureSaves>>>();
+    for (const durability of MODES)
+      timings.set(durability, await measureSaves(path.join(root, `timed-${durability}`), durability));
+    const timed = (value: (t: Awaited<ReturnType<typeof measureSaves>>) => string | number) =>
+      Object.fromEntries(
+        MODES.map((mode) => [
+          `durability ${mode}`,
+          value(timings.get(mode) as Awaited<ReturnType<typeof measureSaves>>),
+        ]),
+      );
     console.table({
-      'saves per run': { value: saveMs.length },
-      'model calls / tool calls per run': { value: `${figures.baseline.modelCalls} / ${figures.baseline.toolCalls}` },
-      'snapshot size, median / max (bytes)': { value: `${percentile(sizes, 50)} / ${Math.max(...sizes)}` },
-      'save time per step, median / p95 (ms)': {
-        value: `${percentile(saveMs, 50).toFixed(2)} / ${percentile(saveMs, 95).toFixed(2)}`,
-      },
-      'run time with / without snapshots (ms)': { value: `${timed.runMs.toFixed(0)} / ${timed.unsavedMs.toFixed(0)}` },
-      'largest snapshot between kills (bytes)': { value: figures.maxSnapshotBytes },
+      'model calls / tool calls per run': timed(
+        () => `${campaigns.get('sync')?.baseline.modelCalls} / ${campaigns.get('sync')?.baseline.toolCalls}`,
+      ),
+      'snapshots written per run': timed((t) => t.store.saveMs.length),
+      'snapshot size, median / max (bytes)': timed(
+        (t) => `${percentile(t.store.sizes, 50)} / ${Math.max(...t.store.sizes)}`,
+      ),
+      'write time per snapshot, median / p95 (ms)': timed(
+        (t) => `${percentile(t.store.saveMs, 50).toFixed(2)} / ${percentile(t.store.saveMs, 95).toFixed(2)}`,
+      ),
+      'run time with / without snapshots (ms)': timed((t) => `${t.runMs.toFixed(0)} / ${t.unsavedMs.toFixed(0)}`),
     });
   } finally {
     await rm(root, { recursive: true, force: true });

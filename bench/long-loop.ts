@@ -11,6 +11,8 @@
  * @module
  */
 
+import type { GenerateRequest } from 'horizon-harness';
+
 /** One long-loop configuration. */
 export interface LoopConfig {
   loop: 'harness' | 'ai-sdk';
@@ -21,7 +23,17 @@ export interface LoopConfig {
   memory?: 'paper' | 'aging';
   /** The harness's run store: `false` turns snapshots off (`store: false`). */
   store?: boolean;
-  /** Count the prompt tokens the loop sends (the AI SDK's loop counts nothing itself; slows the loop down). */
+  /** The harness's `durability` option (default `'async'`). */
+  durability?: 'sync' | 'async';
+  /**
+   * Declare `fetch_page` as not read-only, as a tool with side effects is: each call then waits for the snapshot
+   * journaling it to be stored. By default it is read-only, which a page fetch is.
+   */
+  sideEffects?: boolean;
+  /**
+   * Count the prompt tokens the loop sends, exactly, inside the fake model (the AI SDK's loop counts nothing itself;
+   * the harness's `requestTokens` is an upper bound far below the window); slows the loop down.
+   */
   countTokens?: boolean;
 }
 
@@ -42,7 +54,12 @@ export interface ImportMeasurement {
 }
 
 const OUTPUT_CHARS = 20_000;
-const WARM_UP_STEPS = 2;
+/**
+ * Steps of the warm-up loop: enough for a 128 K dialogue of these pages to pass the byte bound of the compression
+ * threshold, so that a configuration that counts exactly at all has loaded the tokenizer's tables before the
+ * measured loop (as a server has after its first run); one that never needs them (aging on 128 K) never loads them.
+ */
+const WARM_UP_STEPS = 20;
 const TASK = 'Fetch every measurement page with fetch_page, then answer with the largest value.';
 const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'context', 'window', 'token', 'memory', 'agent', 'result', '42'];
 
@@ -104,16 +121,20 @@ export async function measureLoop(config: LoopConfig): Promise<LoopMeasurement> 
 type Loop = (config: LoopConfig, outputs: string[], clock: ModelClock) => Promise<number>;
 
 async function harnessLoop(_config: LoopConfig): Promise<Loop> {
-  const { createHarness, defineTool } = await import('horizon-harness');
+  const { createHarness, defineTool, TokenCounter, gptTokenizer } = await import('horizon-harness');
   const { z } = await import('zod');
   return async (config, outputs, clock) => {
     let executeCalls = 0;
+    let promptTokens = 0;
+    // The harness's own counter, on what each request sent: every message tokenized once, like `promptCounter`.
+    const counter = config.countTokens ? new TokenCounter(gptTokenizer()) : undefined;
     const backend = {
       provider: 'bench',
       modelId: 'zero-latency',
       contextWindow: config.window,
-      generate: async (request: { purpose?: string }) =>
+      generate: async (request: GenerateRequest) =>
         clock.time(() => {
+          if (counter) promptTokens += counter.request(request.messages, request.tools ?? []);
           if (request.purpose === 'summarize')
             return answer('Fetched pages 1..k with fetch_page, about 20 000 characters each; next: the rest.');
           const step = executeCalls++;
@@ -125,6 +146,7 @@ async function harnessLoop(_config: LoopConfig): Promise<Loop> {
       name: 'fetch_page',
       description: 'Fetches one measurement page.',
       input: z.object({ page: z.number() }),
+      readOnly: config.sideEffects !== true,
       execute: ({ page }) => outputs[page] ?? '',
     });
     const harness = createHarness({
@@ -135,10 +157,7 @@ async function harnessLoop(_config: LoopConfig): Promise<Loop> {
       limits: { maxIterations: config.steps + 10 },
       ...(config.memory === 'aging' ? { memory: { observationAging: {} } } : {}),
       ...(config.store === false ? { store: false as const } : {}),
-    });
-    let promptTokens = 0;
-    harness.on('llm-request', (event) => {
-      promptTokens += event.requestTokens;
+      ...(config.durability ? { durability: config.durability } : {}),
     });
     const result = await harness.run(TASK);
     await harness.close();

@@ -30,23 +30,28 @@ const STEPS = 200;
 const CONCURRENCY_LEVELS = [1, 25, 50, 100];
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The harness configurations of the long loop: both windows, paper defaults and aging, and `store: false`. */
-const HARNESS_LOOPS: Array<{ label: string; config: LoopConfig }> = [
-  { label: '128 K, paper defaults', config: { loop: 'harness', steps: STEPS, window: 128_000, memory: 'paper' } },
-  { label: '128 K, aging', config: { loop: 'harness', steps: STEPS, window: 128_000, memory: 'aging' } },
-  { label: '32 K, paper defaults', config: { loop: 'harness', steps: STEPS, window: 32_000, memory: 'paper' } },
-  { label: '32 K, aging', config: { loop: 'harness', steps: STEPS, window: 32_000, memory: 'aging' } },
-  {
-    label: '128 K, paper defaults, store: false',
-    config: { loop: 'harness', steps: STEPS, window: 128_000, memory: 'paper', store: false },
-  },
+const PAPER_128K: LoopConfig = { loop: 'harness', steps: STEPS, window: 128_000, memory: 'paper' };
+
+/**
+ * The harness configurations of the long loop: both windows, paper defaults and aging (the issue's targets, with the
+ * default options), then what a host can tune: `store: false`, `durability: 'sync'`, and a tool with side effects.
+ */
+const HARNESS_LOOPS: Array<{ label: string; config: LoopConfig; tuned?: true }> = [
+  { label: '128 K, paper defaults', config: PAPER_128K },
+  { label: '128 K, aging', config: { ...PAPER_128K, memory: 'aging' } },
+  { label: '32 K, paper defaults', config: { ...PAPER_128K, window: 32_000 } },
+  { label: '32 K, aging', config: { ...PAPER_128K, window: 32_000, memory: 'aging' } },
+  { label: '128 K, paper defaults, store: false', config: { ...PAPER_128K, store: false }, tuned: true },
+  { label: "128 K, paper defaults, durability: 'sync'", config: { ...PAPER_128K, durability: 'sync' }, tuned: true },
+  { label: '128 K, paper defaults, tool not read-only', config: { ...PAPER_128K, sideEffects: true }, tuned: true },
 ];
 const AI_SDK_LOOP: LoopConfig = { loop: 'ai-sdk', steps: STEPS, window: 128_000 };
 
 /** Everything one benchmark run measured (medians of {@link REPEATS} children each). */
 export interface PeerResults {
   imports: { harness: ImportMeasurement; aiSdk: ImportMeasurement };
-  loops: Array<{ label: string; measurement: LoopMeasurement }>;
+  /** `tuned`: a configuration other than the defaults, shown for what it costs; the targets use the others. */
+  loops: Array<{ label: string; tuned?: true; measurement: LoopMeasurement }>;
   aiSdkLoop: LoopMeasurement;
   concurrency: ConcurrencyMeasurement[];
   /** The largest level again with `store: false`: what the snapshots cost under load. */
@@ -76,7 +81,18 @@ export async function peerBench(): Promise<PeerResults> {
     config: { ...AI_SDK_LOOP, countTokens: true },
   });
   aiSdkLoop!.promptTokens = aiSdkTokens.promptTokens;
-  const loops = HARNESS_LOOPS.map(({ label }, i) => ({ label, measurement: harnessLoops[i]! }));
+  // The harness's token figures too come from a child of their own per configuration, counting what it sent.
+  const harnessTokens: LoopMeasurement[] = [];
+  for (const { config } of HARNESS_LOOPS) {
+    harnessTokens.push(
+      await inChild<LoopMeasurement>(script, { kind: 'loop', config: { ...config, countTokens: true } }),
+    );
+  }
+  const loops = HARNESS_LOOPS.map(({ label, tuned }, i) => ({
+    label,
+    ...(tuned ? { tuned } : {}),
+    measurement: { ...harnessLoops[i]!, promptTokens: harnessTokens[i]!.promptTokens },
+  }));
   process.stderr.write('peer benchmark: concurrent runs…\n');
   const [concurrencyWithoutStore, ...concurrency] = await interleaved<ConcurrencyMeasurement>(script, [
     { kind: 'concurrency', runs: CONCURRENCY_LEVELS.at(-1)!, store: false },
@@ -189,20 +205,20 @@ export function report({ imports, loops, aiSdkLoop, concurrency, concurrencyWith
 
   const importTime = imports.harness.importMs / imports.aiSdk.importMs;
   const importRss = imports.harness.rssMb / imports.aiSdk.rssMb;
-  const stored = loops.filter(({ label }) => !label.includes('store: false'));
-  const peakRss = Math.max(...stored.map(({ measurement }) => measurement.peakRssMb)) / aiSdkLoop.peakRssMb;
+  const defaults = loops.filter(({ tuned }) => !tuned);
+  const peakRss = Math.max(...defaults.map(({ measurement }) => measurement.peakRssMb)) / aiSdkLoop.peakRssMb;
   lines.push(
     '| target | measured | goal | met |',
     '|---|---:|---:|---|',
     target("import time vs `import 'ai'`", `${importTime.toFixed(2)}×`, '≤ 1.2×', importTime <= 1.2),
     target("RSS after import vs `import 'ai'`", `${importRss.toFixed(2)}×`, '≤ 1.1×', importRss <= 1.1),
     target(
-      `long loop N = ${STEPS}: peak RSS vs the AI SDK's (worst configuration)`,
+      `long loop N = ${STEPS}: peak RSS vs the AI SDK's (worst default configuration)`,
       `${peakRss.toFixed(2)}×`,
       '≤ 1.0×',
       peakRss <= 1,
     ),
-    ...loops.map(({ label, measurement }) => {
+    ...defaults.map(({ label, measurement }) => {
       const ratio = measurement.overheadMsPerStep / aiSdkLoop.overheadMsPerStep;
       return target(`overhead per step vs the AI SDK's, ${label}`, `${ratio.toFixed(2)}×`, '≤ 0.8×', ratio <= 0.8);
     }),

@@ -10,6 +10,15 @@ export const DEFAULTS = {
   /** Context window assumed when a backend reports none. */
   contextWindow: 128_000,
   maxSubtasks: 6,
+  /**
+   * Subtasks that may run at the same time, once the ones they depend on have finished (beyond the paper, whose
+   * subtasks run strictly in order: 1 reproduces it exactly). 2, because the paper's plans mostly have 2–4 subtasks,
+   * often two independent research branches and then an assembly: a second slot takes most of the latency such a plan
+   * can shed, while each further slot multiplies what the host must bear at once (concurrent provider calls against
+   * its rate limits, one executor loop and its dialogue in memory each, and the risk of two loops writing one file)
+   * for a gain only wider plans can use.
+   */
+  maxParallelSubtasks: 2,
   subtaskAttempts: 3,
   repairAttempts: 3,
   repairIterations: 50,

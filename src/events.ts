@@ -79,7 +79,7 @@ export type LlmRequestEvent = EventBase &
     provider: string;
     modelId: string;
     messages: number;
-    /** Request size as the harness counts it (messages + tool specs). */
+    /** Request size (messages + tool specs): exact near the compression threshold, else an upper bound from UTF-8 bytes; the provider's usage on `llm-response` is the truth. */
     requestTokens: number;
     /** Output tokens reserved for the answer and sent with the request. */
     maxOutputTokens?: number;
@@ -262,8 +262,11 @@ export type RunResumeEvent = EventBase & {
   mode: 'pipeline' | 'managed';
   /** The stage the run goes on with (`execute`, `synthesize`, `verify`, `repair`, `manage`, …). */
   stage: string;
-  /** The scope of the executor loop it goes on inside, when it stopped in one. */
-  scope?: string;
+  /**
+   * The scopes of the executor loops it goes on inside, when it stopped in any (several when subtasks were running
+   * in parallel).
+   */
+  scopes?: string[];
   /** Harness clock when the snapshot it goes on from was saved. */
   savedAt: number;
   /** What is done again, or handed to the model as interrupted. */

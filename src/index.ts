@@ -80,6 +80,7 @@ export type {
   RunWarningCode,
   SubtaskRecord,
   Verdict,
+  WriteConflict,
 } from './pipeline/types.js';
 export type { ExecutionMemory, MemoryScope, PendingRequest } from './memory/types.js';
 export type { ImagePart, ObservationKind, Tool, ToolContext, ToolInvocation, ToolOutput } from './tools/types.js';
@@ -98,7 +99,7 @@ export { RetryOptionsSchema } from './backend/options.js';
 export { defineTool, type ToolDefinition } from './tools/define-tool.js';
 export { ToolRegistry, RESERVED_TOOL_NAMES, type InvokeOptions, type ToolRegistryOptions } from './tools/registry.js';
 export { Executor, type ExecutorOptions } from './executor/executor.js';
-export type { ExecutorLike, ExecutorResult, ExecutorRunInput } from './executor/types.js';
+export type { Durability, ExecutorLike, ExecutorResult, ExecutorRunInput } from './executor/types.js';
 export { SUBMIT_ANSWER_TOOL } from './prompts/executor.js';
 
 // --- execution memory (src/memory) ---

@@ -2,7 +2,7 @@
  * `anthropic()`: an {@link LlmBackend} over the Anthropic Messages API.
  * @module
  */
-import { inspect, type InspectOptions } from 'node:util';
+import type { InspectOptions } from 'node:util';
 import { z } from 'zod';
 import { DEFAULTS } from '../defaults.js';
 import { HarnessError } from '../errors.js';
@@ -26,6 +26,9 @@ import type {
   StreamPart,
   Usage,
 } from './types.js';
+
+// Not imported by name: an ESM import of node:util reads every export, which loads its argument parser and MIME module.
+const { inspect } = process.getBuiltinModule('node:util');
 
 /** The `anthropic-version` header the adapter speaks. */
 export const ANTHROPIC_VERSION = '2023-06-01';

@@ -5,7 +5,6 @@
  * @module
  * @internal
  */
-import { inspect } from 'node:util';
 import type { Dispatcher } from 'undici';
 import { toHarnessError, type HarnessError } from '../errors.js';
 import { postJson, timedDispatcher, type OpenResponse, type PostSettings, type RequestTimeouts } from './http.js';
@@ -13,6 +12,9 @@ import type { ErrorContext } from './http-errors.js';
 import { credentialSecrets, displayUrl, Redactor } from './redact.js';
 import { withRetry, type RetrySettings } from './retry.js';
 import type { GenerateRequest } from './types.js';
+
+// Not imported by name: an ESM import of node:util reads every export, which loads its argument parser and MIME module.
+const { inspect } = process.getBuiltinModule('node:util');
 
 /** What a transport is built from. @internal */
 export interface HttpTransportInput extends RequestTimeouts {

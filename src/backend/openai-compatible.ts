@@ -3,7 +3,7 @@
  * llama.cpp server, DeepSeek, Qwen, GLM, Groq, OpenRouter, Gemini's compatible endpoint).
  * @module
  */
-import { inspect, type InspectOptions } from 'node:util';
+import type { InspectOptions } from 'node:util';
 import { z } from 'zod';
 import { HarnessError } from '../errors.js';
 import { rejectsField, withAdaptation } from './adaptation.js';
@@ -17,6 +17,9 @@ import { SamplingPolicy, type SamplingRule } from './sampling.js';
 import { parseSse } from './sse.js';
 import { finishOf, partsOf, StreamAssembler, type OpenToolCall } from './stream-assembler.js';
 import type { BackendPricing, GenerateRequest, GenerateResult, LlmBackend, StreamPart } from './types.js';
+
+// Not imported by name: an ESM import of node:util reads every export, which loads its argument parser and MIME module.
+const { inspect } = process.getBuiltinModule('node:util');
 
 /** Options of {@link openAICompatible}. */
 export const OpenAICompatibleOptionsSchema = z.strictObject({

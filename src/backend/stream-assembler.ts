@@ -3,13 +3,13 @@
  * @module
  * @internal
  */
-import { randomUUID } from 'node:crypto';
 import { HarnessError } from '../errors.js';
 import type { FinishReason, GenerateResult, StreamPart, ToolCall, Usage } from './types.js';
 
 /** A fresh tool-call id for providers that send an empty or missing one, so tool results can be matched. @internal */
 export function generateToolCallId(): string {
-  return `call_${randomUUID().replaceAll('-', '')}`;
+  // The Web Crypto global rather than an import of node:crypto, which would load with the package.
+  return `call_${crypto.randomUUID().replaceAll('-', '')}`;
 }
 
 /** One tool call being assembled. @internal */

@@ -3,6 +3,7 @@
  * the holder of a lock write.
  * @module
  */
+import { snapshotJson } from '../durability/snapshot-json.js';
 import type { RunSnapshot, RunStore } from '../durability/types.js';
 import { HarnessError } from '../errors.js';
 
@@ -89,7 +90,7 @@ export class RedisRunStore implements RunStore {
 
   async save(runId: string, snapshot: RunSnapshot): Promise<void> {
     const keys = [this.keyOf(runId), this.#indexKey];
-    const args = [JSON.stringify(snapshot), runId];
+    const args = [snapshotJson(snapshot), runId];
     if (this.#fence) {
       keys.push(this.#fence.key);
       args.push(this.#fence.token);

@@ -4,6 +4,7 @@
  */
 import { HarnessError, toHarnessError } from '../errors.js';
 import type { LoopCheckpoint, OptionsFingerprint, RunCheckpointer, RunSnapshot, RunStore } from './types.js';
+import { LatestWriter } from '../util/latest-writer.js';
 import { LIBRARY_VERSION, SNAPSHOT_FORMAT } from './version.js';
 
 /** What a run's checkpointer needs to know about the run. @internal */
@@ -27,39 +28,52 @@ export interface CheckpointerInit {
 type Progress = Parameters<RunCheckpointer['save']>[0];
 
 /**
- * Saves a run's snapshots one after the other, each a deep copy of the state at the time of the call (so later
- * changes of the run's objects never reach a store that keeps references). After a failed save every later save
- * fails too: a run whose store failed must stop, and its last good snapshot stays what the store holds.
+ * Saves a run's snapshots one at a time, in order. Each save records the state at the time of the call: the mode's
+ * state is copied then, and a loop checkpoint is already a copy the loop never changes (its messages are immutable),
+ * so later changes of the run's objects never reach the store. While one snapshot is being written, later saves
+ * collapse into the newest: a store only ever falls one write behind, and a save resolves once its state, or a newer
+ * one, is stored. After a failed save every later save fails too: a run whose store failed must stop, and its last
+ * good snapshot stays what the store holds.
  * @internal
  */
 export class StoreCheckpointer implements RunCheckpointer {
   readonly #init: CheckpointerInit;
-  #queue: Promise<void> = Promise.resolve();
-  #failure: HarnessError | undefined;
+  readonly #writer: LatestWriter<RunSnapshot>;
   #last: Progress | undefined;
 
   constructor(init: CheckpointerInit) {
     this.#init = init;
+    this.#writer = new LatestWriter(async (snapshot) => {
+      try {
+        await init.store.save(init.runId, snapshot);
+      } catch (error) {
+        throw storeFailed(init.runId, 'save', error);
+      }
+    });
   }
 
   save(progress: Progress): Promise<void> {
-    this.#last = progress;
-    return this.#enqueue(this.#snapshot('running', progress));
+    if (!this.#writer.failed) this.#last = progress;
+    return this.#writer.push(this.#snapshot('running', progress));
   }
 
   async finish(result: unknown): Promise<void> {
     const progress = this.#last ?? { state: null, used: { iterations: 0, elapsedMs: 0 } };
-    const { loop: _loop, ...rest } = progress;
+    const { loops: _loops, ...rest } = progress;
     try {
-      await this.#enqueue(this.#snapshot('finished', rest, result));
+      await this.#writer.push(this.#snapshot('finished', rest, result));
     } catch (error) {
       this.#init.warn(toHarnessError(error).message);
     }
   }
 
+  idle(): Promise<void> {
+    return this.#writer.idle();
+  }
+
   #snapshot(status: RunSnapshot['status'], progress: Progress, result?: unknown): RunSnapshot {
     const i = this.#init;
-    const snapshot: RunSnapshot = {
+    return {
       format: SNAPSHOT_FORMAT,
       library: LIBRARY_VERSION,
       runId: i.runId,
@@ -71,28 +85,18 @@ export class StoreCheckpointer implements RunCheckpointer {
       input: i.input,
       workspace: i.workspace,
       dataMark: i.dataMark,
-      used: progress.used,
-      state: progress.state,
-      ...(progress.loop ? { loop: progress.loop as LoopCheckpoint } : {}),
-      ...(result === undefined ? {} : { result }),
+      used: { ...progress.used },
+      // The mode's state is small and changed in place by the run: copied now, as plain JSON.
+      state: plainCopy(progress.state),
+      ...(progress.loops?.length ? { loops: progress.loops as LoopCheckpoint[] } : {}),
+      ...(result === undefined ? {} : { result: plainCopy(result) }),
     };
-    // A copy made now: plain JSON, and immune to the run changing its objects while the store works.
-    return JSON.parse(JSON.stringify(snapshot)) as RunSnapshot;
   }
+}
 
-  #enqueue(snapshot: RunSnapshot): Promise<void> {
-    const save = this.#queue.then(async () => {
-      if (this.#failure) throw this.#failure;
-      try {
-        await this.#init.store.save(this.#init.runId, snapshot);
-      } catch (error) {
-        this.#failure = storeFailed(this.#init.runId, 'save', error);
-        throw this.#failure;
-      }
-    });
-    this.#queue = save.catch(() => undefined);
-    return save;
-  }
+/** A deep copy as plain JSON (undefined when the value is). */
+function plainCopy<T>(value: T): T {
+  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
 }
 
 /** The `store-failed` error of a store operation that threw, saying what to do about it. @internal */

@@ -12,6 +12,7 @@ import { HarnessError } from '../errors.js';
 import { errnoCode } from '../workspace/file-errors.js';
 import { openNoFollowDir } from '../workspace/no-follow-dir.js';
 import { readRegularFile, writeAtomically } from '../workspace/safe-fs.js';
+import { snapshotJson } from './snapshot-json.js';
 import type { RunSnapshot, RunStore } from './types.js';
 
 /** Options of {@link FileRunStore}. */
@@ -80,7 +81,7 @@ export class FileRunStore implements RunStore {
     }
     let bytes: Buffer;
     try {
-      bytes = Buffer.from(`${JSON.stringify(snapshot)}\n`, 'utf8');
+      bytes = Buffer.from(`${snapshotJson(snapshot)}\n`, 'utf8');
     } catch (error) {
       throw this.failure(`Could not save the snapshot of run "${runId}": it is not plain JSON`, file, error);
     }

@@ -2,7 +2,6 @@
  * Options fingerprints: the options that change a run's course as flat strings, and their hash. Pure functions.
  * @module
  */
-import { createHash } from 'node:crypto';
 import type { OptionsFingerprint } from './types.js';
 
 /** A fingerprint of `fields`: the fields as given, plus a hash of them in key order. */
@@ -31,7 +30,7 @@ export function flattenFields(
 
 /** A short, stable hash of a text (16 hex digits of its SHA-256), e.g. of a prompt override. */
 export function shortHash(text: string): string {
-  return createHash('sha256').update(text).digest('hex').slice(0, 16);
+  return process.getBuiltinModule('node:crypto').createHash('sha256').update(text).digest('hex').slice(0, 16);
 }
 
 /** Every field whose value differs between two fingerprints, as `name: saved X, now Y` (absent fields say so). */

@@ -1,11 +1,12 @@
 /**
- * Whether a loaded snapshot may be applied to this harness: same format, library version, run, mode and options.
+ * Whether a loaded snapshot may be applied to this harness: same format, library version, run, mode and options, and
+ * executor loops (`loops`) in the shape this version saves.
  * @module
  */
 import { HarnessError } from '../errors.js';
 import { DataMark } from '../prompts/datamark.js';
 import { fingerprintDifferences } from './fingerprint.js';
-import type { OptionsFingerprint, RunSnapshot } from './types.js';
+import type { LoopCheckpoint, OptionsFingerprint, RunSnapshot } from './types.js';
 import { LIBRARY_VERSION, SNAPSHOT_FORMAT } from './version.js';
 
 /** What the resuming harness is. @internal */
@@ -47,6 +48,11 @@ function headerDifferences(snapshot: unknown, target: ResumeTarget): string[] {
   if (s.status !== 'running' && s.status !== 'finished') compare('status', s.status, 'running or finished');
   if (!DataMark.isId(s.dataMark)) compare('dataMark', s.dataMark, '16 lowercase hex digits');
   if (typeof s.workspace !== 'string' || !s.workspace) compare('workspace', s.workspace, 'a directory path');
+  if (s.loops !== undefined && !(Array.isArray(s.loops) && s.loops.every(isLoopLike))) {
+    compare('loops', typeof s.loops, 'a list of loop checkpoints');
+  }
+  // The shape before parallel subtasks held one loop; its runs belong to the version that wrote it.
+  if ('loop' in s) differences.push('loop: a one-loop snapshot of an earlier version (now `loops`)');
   const saved = s.fingerprint;
   if (typeof saved?.hash !== 'string' || typeof saved.fields !== 'object' || saved.fields === null) {
     differences.push('fingerprint: missing from the snapshot');
@@ -57,4 +63,9 @@ function headerDifferences(snapshot: unknown, target: ResumeTarget): string[] {
     );
   }
   return differences;
+}
+
+function isLoopLike(loop: unknown): boolean {
+  const l = loop as Partial<LoopCheckpoint> | null;
+  return typeof l === 'object' && l !== null && typeof l.scope === 'string' && typeof l.purpose === 'string';
 }

@@ -50,8 +50,11 @@ export interface RunSnapshot {
   used: { iterations: number; elapsedMs: number };
   /** The mode's own state: plan, records, verdicts, deliverable, repairs, report tally, … */
   state: unknown;
-  /** The executor loop in progress, when the run stopped inside one. */
-  loop?: LoopCheckpoint;
+  /**
+   * The executor loops in progress when the snapshot was saved, each at its latest state (several when subtasks run
+   * in parallel); absent between loops. A resumed run takes each up from here.
+   */
+  loops?: LoopCheckpoint[];
   /** The run's result, once `status` is `finished`. */
   result?: unknown;
 }
@@ -126,7 +129,7 @@ export interface ResumeOptions {
 
 /** What the resumed run re-does, as told by `run-resume` and counted in the report. */
 export interface ResumeRedo {
-  /** The model call that was in flight when the run stopped (0 or 1). */
+  /** The model calls that were in flight when the run stopped (at most one per loop in progress). */
   modelCalls: number;
   /** Started, unfinished calls of read-only tools, re-run. */
   rerunToolCalls: string[];
@@ -142,10 +145,15 @@ export interface ResumeRedo {
  */
 export interface RunCheckpointer {
   /**
-   * Saves the mode's state, the budgets used and the executor loop in progress (if any). Rejects with a
-   * `HarnessError` `store-failed` when the store fails; the last good snapshot stays as it was.
+   * Saves the mode's state, the budgets used and the latest state of each executor loop in progress (if any).
+   * Rejects with a `HarnessError` `store-failed` when the store fails; the last good snapshot stays as it was.
    */
-  save(progress: { state: unknown; used: RunSnapshot['used']; loop?: LoopCheckpoint }): Promise<void>;
+  save(progress: { state: unknown; used: RunSnapshot['used']; loops?: LoopCheckpoint[] }): Promise<void>;
   /** Saves the ended run's result (`status: 'finished'`); a failure is reported as a `run-warning`, never thrown. */
   finish(result: unknown): Promise<void>;
+  /**
+   * Settles (never rejects) once every save made so far is stored or refused: a run that ends without `finish`
+   * (aborted, or its store failed) waits for it, so that nothing writes to the store after the run returned.
+   */
+  idle(): Promise<void>;
 }

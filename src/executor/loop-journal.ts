@@ -5,10 +5,11 @@
  */
 import type { Message, ToolCall } from '../backend/types.js';
 import type { LoopCheckpoint, ToolCallJournal } from '../durability/types.js';
-import { type HarnessError, toHarnessError } from '../errors.js';
+import { toHarnessError } from '../errors.js';
 import { SUBMIT_ANSWER_TOOL } from '../prompts/executor.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { ToolInvocation } from '../tools/types.js';
+import { LatestWriter } from '../util/latest-writer.js';
 
 /** The part of a checkpoint a loop changes as it goes: its dialogue and counters. */
 export type LoopProgress = Omit<LoopCheckpoint, 'purpose' | 'scope' | 'toolCalls'>;
@@ -36,29 +37,36 @@ export const INTERRUPTED_OBSERVATION =
   'workspace before repeating it.';
 
 /**
- * Hands checkpoints to `onCheckpoint` one at a time, in the order they were made, each awaited before the next. After
- * one rejection every later save rejects with the same error without calling it again: a store that failed once
- * must not record a later state over a gap.
+ * Hands checkpoints to `onCheckpoint` one at a time, in the order they were made; checkpoints made while one is being
+ * saved collapse into the newest, saved next. After one rejection every later save rejects with the same error
+ * without calling it again: a store that failed once must not record a later state over a gap.
  */
 export class CheckpointSaver {
-  private queue: Promise<void> = Promise.resolve();
-  private failure: HarnessError | undefined;
+  private readonly writer: LatestWriter<LoopCheckpoint>;
 
-  constructor(private readonly onCheckpoint: (checkpoint: LoopCheckpoint) => Promise<void>) {}
-
-  /** Resolves once `checkpoint` is saved; rejects with the save's error (a `HarnessError`, `store-failed` by default). */
-  save(checkpoint: LoopCheckpoint): Promise<void> {
-    const turn = this.queue.then(async () => {
-      if (this.failure) throw this.failure;
+  constructor(onCheckpoint: (checkpoint: LoopCheckpoint) => Promise<void>) {
+    this.writer = new LatestWriter(async (checkpoint) => {
       try {
-        await this.onCheckpoint(checkpoint);
+        await onCheckpoint(checkpoint);
       } catch (error) {
-        this.failure = toHarnessError(error, 'store-failed');
-        throw this.failure;
+        throw toHarnessError(error, 'store-failed');
       }
     });
-    this.queue = turn.catch(() => undefined);
-    return turn;
+  }
+
+  /** Saves nothing more (a stopped loop's state must not be recorded after it stopped); a save in progress ends. */
+  close(): void {
+    this.writer.close();
+  }
+
+  /** Settles (never rejects) once every checkpoint handed over so far is saved or refused. */
+  idle(): Promise<void> {
+    return this.writer.idle();
+  }
+
+  /** Resolves once `checkpoint` (or a newer one) is saved; rejects with the save's error (`store-failed` by default). */
+  save(checkpoint: LoopCheckpoint): Promise<void> {
+    return this.writer.push(checkpoint);
   }
 }
 
@@ -82,6 +90,11 @@ export class ToolJournal {
         state: 'started',
       });
     }
+  }
+
+  /** Whether any of `calls` is journaled as a call of a tool that is not read-only (a side effect to make durable). */
+  hasSideEffects(calls: readonly ToolCall[]): boolean {
+    return calls.some((call) => this.entries.some((entry) => entry.callId === call.id && !entry.readOnly));
   }
 
   /** Records a call's result as returned by the tool. */

@@ -35,7 +35,7 @@ export interface LoopModelHost {
 
 /** Makes the model calls of one loop. */
 export class LoopModel {
-  // Tokens of the request being sent, as counted for its llm-request event.
+  // Tokens of the request being sent, as sized for its llm-request event (exact near the window, else a bound).
   private lastRequestTokens = 0;
 
   constructor(private readonly host: LoopModelHost) {}
@@ -116,6 +116,8 @@ export class LoopModel {
   private callContext(purpose: Purpose, backend: LlmBackend): ModelCallContext {
     const { settings, input } = this.host;
     const { memory } = settings;
+    // Whether this call's request was counted exactly (not bounded): only then may its usage calibrate the counts.
+    let exact = true;
     return {
       backend,
       purpose,
@@ -123,14 +125,21 @@ export class LoopModel {
       scope: input.scope,
       emit: (event) => this.host.emit(event),
       countTokens: (messages, tools) => {
-        this.lastRequestTokens = memory.countRequest(messages, tools, backend);
-        return this.lastRequestTokens;
+        const size = memory.sizeRequest?.(messages, tools, backend) ?? {
+          tokens: memory.countRequest(messages, tools, backend),
+          exact: true,
+        };
+        exact = size.exact;
+        this.lastRequestTokens = size.tokens;
+        return size.tokens;
       },
       now: settings.now,
       signal: this.host.signal,
       sampling: settings.samplingFor(purpose),
       maxOutputTokens: this.reserveFor(backend),
-      onUsage: (counted, usage) => memory.observeUsage?.(backend, counted, usage),
+      onUsage: (counted, usage) => {
+        if (exact) memory.observeUsage?.(backend, counted, usage);
+      },
     };
   }
 

@@ -22,6 +22,7 @@ import type { ToolContext, ToolInvocation } from '../tools/types.js';
 import { raceSignal } from '../util/race-signal.js';
 import { checkResumable } from './checkpoint-check.js';
 import {
+  INTERRUPTED_OBSERVATION,
   answersFromJournal,
   CheckpointSaver,
   copyProgress,
@@ -174,7 +175,13 @@ export class Loop {
     };
   }
 
-  /** A round's journal hooks when the loop is checkpointed: a save before its calls run and after each returns. */
+  /**
+   * A round's journal hooks when the loop is checkpointed: a save before its calls run and after each returns. A call
+   * of a tool that is not read-only runs only once the save journaling it as started is stored, so a side effect never
+   * runs unrecorded (a resume reports it as interrupted instead of repeating it); every other save goes on behind the
+   * loop, as what it records is safe to redo (a read-only call runs again; a finished call whose result was not
+   * stored yet is reported as interrupted).
+   */
   private journalHooks(): Pick<ToolRoundHost, 'journal'> {
     const { journal } = this;
     if (!journal) return {};
@@ -182,7 +189,7 @@ export class Loop {
       journal: {
         starting: async (calls) => {
           journal.start(calls, this.settings.tools);
-          await this.checkpoint();
+          await this.checkpoint(journal.hasSideEffects(calls));
         },
         finished: async (invocation) => {
           journal.finish(invocation);
@@ -213,10 +220,14 @@ export class Loop {
       timeoutMs,
     );
     try {
-      return await this.loop();
+      const result = await this.loop();
+      // Saves still behind the loop land before it ends: none may come after the run has moved on.
+      await this.untilStopped(this.saver?.idle() ?? Promise.resolve());
+      return result;
     } catch (error) {
       return this.finish(error);
     } finally {
+      if (this.stop) this.saver?.close();
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
       await this.runCleanups();
@@ -308,6 +319,8 @@ export class Loop {
     this.journal?.clear();
     this.throwIfStopped();
     results.forEach((result, index) => {
+      // A call a crash interrupted was not the model's mistake: it neither counts as invalid nor breaks a streak.
+      if (answers.get(result.callId)?.text === INTERRUPTED_OBSERVATION) return;
       if (!result.isError) {
         progress.invalid = { key: null, count: 0 };
         return;
@@ -333,21 +346,26 @@ export class Loop {
   }
 
   /**
-   * Saves the loop's state when it is checkpointed. A failed save stops the loop (and the tools still running) with
-   * status `failed` and the save's error: the run must not go on unrecorded. A loop stopped (aborted, timed out) while
-   * a save is in flight ends without waiting for it, and nothing runs after the save once it is stopped.
+   * Saves the loop's state when it is checkpointed; waits until the store has it when `mustBeStored` or the loop's
+   * durability is `sync`, else the save goes on behind the loop (a crash then redoes the work since the last stored
+   * one, which is safe to redo). A failed
+   * save stops the loop (and the tools still running) with status `failed` and the save's error: the run must not go
+   * on unrecorded. A loop stopped (aborted, timed out) while a save is in flight ends without waiting for it, and
+   * nothing runs after the save once it is stopped.
    */
-  private async checkpoint(): Promise<void> {
+  private async checkpoint(mustBeStored = false): Promise<void> {
     if (!this.saver || !this.journal) return;
+    const stored = mustBeStored || this.input.durability === 'sync';
     const { purpose, scope } = this.input;
     const checkpoint = { purpose, scope, ...copyProgress(this.progress), toolCalls: this.journal.snapshot() };
-    try {
-      await this.untilStopped(this.saver.save(checkpoint));
-    } catch (error) {
+    const saving = this.saver.save(checkpoint).catch((error: unknown) => {
       const failure = toHarnessError(error, 'store-failed');
       this.halt('failed', failure);
       throw failure;
-    }
+    });
+    if (stored) await this.untilStopped(saving);
+    else saving.catch(() => undefined);
+    this.throwIfStopped();
   }
 
   private throwIfStopped(): void {

@@ -39,11 +39,24 @@ export interface ExecutorRunInput {
    */
   resumeFrom?: LoopCheckpoint;
   /**
-   * Awaited with the loop's state after every model response and before and after every tool call; a rejection
-   * ends the loop `failed` with that error (a store that cannot save must not let the run go on unrecorded).
+   * Called with the loop's state after every model response and before and after every tool call, one call at a
+   * time (checkpoints made meanwhile collapse into the newest); a rejection ends the loop `failed` with that error (a
+   * store that cannot save must not let the run go on unrecorded). A call of a tool that is not read-only always
+   * waits until the checkpoint journaling it as started is saved; what else waits is `durability`'s choice.
    */
   onCheckpoint?: (checkpoint: LoopCheckpoint) => Promise<void>;
+  /**
+   * `'sync'`: the loop waits for every checkpoint to be saved, so a resume re-does at most one model call and one
+   * read-only tool call. `'async'`: only calls of tools that are not read-only wait (for the checkpoint journaling
+   * them as started); the other saves go on behind the loop, and a resume re-does the model calls and read-only
+   * calls made after the last saved one. The loop waits for its saves before it ends either way.
+   * @defaultValue 'async'
+   */
+  durability?: Durability;
 }
+
+/** How much of an executor loop waits for its checkpoints to be saved (see {@link ExecutorRunInput.durability}). */
+export type Durability = 'sync' | 'async';
 
 /** How one executor loop ended. */
 export interface ExecutorResult {

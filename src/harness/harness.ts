@@ -2,7 +2,6 @@
  * `createHarness` and the `Harness`: validated options, listeners, and one {@link PipelineRun} per `run()`.
  * @module
  */
-import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { assertResumable } from '../durability/snapshot-check.js';
 import type { OptionsFingerprint, ResumeOptions, RunSnapshot, RunStore } from '../durability/types.js';
@@ -53,7 +52,7 @@ export class Harness {
         ? tools
         : new ToolRegistry(tools, { toolTimeoutMs: this.options.limits.toolTimeoutMs });
     this.now = this.options.now ?? Date.now;
-    this.generateId = this.options.generateId ?? (() => `run-${randomUUID()}`);
+    this.generateId = this.options.generateId ?? (() => `run-${crypto.randomUUID()}`);
     this.fingerprint = optionsFingerprint(this.options, this.registry);
   }
 

@@ -15,4 +15,5 @@ export type {
   RunResult,
   SubtaskRecord,
   Verdict,
+  WriteConflict,
 } from '../pipeline/types.js';

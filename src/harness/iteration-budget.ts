@@ -18,12 +18,16 @@ export interface IterationBudgetShape {
 }
 
 /**
- * Iterations per stage: the execute stage may use `total` less the synthesis and repair reserves; a subtask may use
- * what the execute stage has left less half a fair share for each subtask after it; synthesis may use everything
- * left but the repair reserve; a repair everything left.
+ * Iterations per stage: the execute stage may use `total` less the synthesis and repair reserves; a subtask attempt
+ * may use what the execute stage has left (less what the attempts running beside it hold) less half a fair share for
+ * each subtask not started yet; synthesis may use everything left but the repair reserve; a repair everything left.
+ * An attempt holds its allowance until it ends, so attempts running at the same time can never use more together
+ * than the stage has.
  */
 export class IterationBudget {
   private used = 0;
+  /** Allowances of the attempts running now. */
+  private held = 0;
   private readonly synthesisReserve: number;
   private readonly repairReserve: number;
   private readonly executeBudget: number;
@@ -43,10 +47,24 @@ export class IterationBudget {
     return Math.max(0, this.shape.total - this.used);
   }
 
-  /** Iterations an attempt of subtask `index` may use (0: none left for it). */
-  forSubtask(index: number): number {
-    const later = Math.max(0, this.shape.subtasks - index - 1);
-    return Math.max(0, Math.min(this.left, this.executeBudget - this.used - later * this.keepPerLaterSubtask));
+  /**
+   * Takes the allowance of a subtask attempt (0: none left for it) and holds it until {@link IterationBudget.release}.
+   * @param waiting subtasks of the plan not started yet, this one not counted
+   * @param sharing subtasks starting together that share what is free, this one included: the first of two gets half,
+   * the second the rest (1 when subtasks run one at a time)
+   */
+  takeForSubtask(waiting: number, sharing = 1): number {
+    const starting = Math.max(1, sharing);
+    const kept = Math.max(0, waiting - (starting - 1)) * this.keepPerLaterSubtask;
+    const free = this.executeBudget - this.used - this.held - kept;
+    const allowance = Math.max(0, Math.min(this.left - this.held, Math.floor(free / starting)));
+    this.held += allowance;
+    return allowance;
+  }
+
+  /** Gives back an allowance taken by {@link IterationBudget.takeForSubtask}; what the attempt used is booked apart. */
+  release(allowance: number): void {
+    this.held = Math.max(0, this.held - allowance);
   }
 
   /** Iterations the synthesis loop may use. */

@@ -52,6 +52,11 @@ const LimitsSchema = z.strictObject({
   timeoutMs: count(DEFAULTS.timeoutMs),
   /** @defaultValue 6 */
   maxSubtasks: count(DEFAULTS.maxSubtasks),
+  /**
+   * Subtasks that may run at the same time once the subtasks they depend on (the plan's `dependsOn`) have finished;
+   * 1 runs them strictly in plan order, as the paper does. @defaultValue 2
+   */
+  maxParallelSubtasks: count(DEFAULTS.maxParallelSubtasks),
   /** Attempts per subtask, the first included. @defaultValue 3 */
   subtaskAttempts: count(DEFAULTS.subtaskAttempts),
   /** Repairs after failed verifications. @defaultValue 3 */
@@ -192,6 +197,16 @@ export const HarnessOptionsSchema = z.strictObject({
       error: 'must be a RunStore (an object with save, load, list and delete) or false',
     })
     .optional(),
+  /**
+   * How much of a run waits for its snapshots to be stored (see docs/durability.md). `'async'`: saves go on behind
+   * the run (the newest replacing any not yet written), except that a call of a tool that is not read-only runs only
+   * once the snapshot journaling it is stored, and the finished run's result is stored before `run()` returns; after a
+   * crash, a resume re-does the model calls and read-only tool calls made since the last stored snapshot. `'sync'`:
+   * the run waits for every snapshot, so a resume re-does at most one model call and one tool call per executor loop,
+   * at the price of a durable write (with fsync, for the file store) per save. Managed mode always works as with
+   * `'sync'`. @defaultValue 'async'
+   */
+  durability: z.enum(['sync', 'async']).default('async'),
   now: z.custom<() => number>(isFn, 'must be a function returning milliseconds').optional(),
   generateId: z.custom<() => string>(isFn, 'must be a function returning a string').optional(),
 });

@@ -8,7 +8,7 @@
 import { runEventSender, type EmitEvent, type HarnessEvents, type RunEventNumbering } from '../events.js';
 import { LoopResumer } from '../durability/loop-resumer.js';
 import { resumeRedo } from '../durability/redo.js';
-import type { LoopCheckpoint, RunCheckpointer, RunSnapshot } from '../durability/types.js';
+import type { RunCheckpointer, RunSnapshot } from '../durability/types.js';
 import { HarnessError, toHarnessError } from '../errors.js';
 import type { ExecutorResult } from '../executor/types.js';
 import { MemoryManager } from '../memory/memory-manager.js';
@@ -28,6 +28,7 @@ import { RoleWiring } from './role-wiring.js';
 import { RunControl, StopRun } from './run-control.js';
 import { assembleResult } from './run-result.js';
 import type { StageContext } from './stage-context.js';
+import { recordSubtaskWrites } from './subtask-schedule.js';
 import { verifyStage } from './verify-stage.js';
 
 /** Everything one run starts from. @internal */
@@ -97,9 +98,17 @@ export class PipelineRun implements StageContext {
     this.startedAt = init.now();
     this.elapsedBefore = saved?.used.elapsedMs ?? 0;
     this.spent = saved?.used.iterations ?? 0;
-    this.emit = runEventSender(init.bus, init.now, (event) => tallyEvent(this.s.tally, event), init.numbering);
+    this.emit = runEventSender(
+      init.bus,
+      init.now,
+      (event) => {
+        tallyEvent(this.s.tally, event);
+        recordSubtaskWrites(this.s.writes, event);
+      },
+      init.numbering,
+    );
     this.control = new RunControl(this.o.limits, this.elapsedBefore);
-    this.loops = new LoopResumer(saved?.loop, (loop) => this.checkpoint(loop.purpose, loop));
+    this.loops = new LoopResumer(saved?.loops ?? [], (loop) => this.store(loop.purpose), this.o.durability);
     this.roles = new RoleWiring(this.o, {
       runId: init.runId,
       workspace: init.workspace,
@@ -152,18 +161,18 @@ export class PipelineRun implements StageContext {
   }
 
   private async announceResume(snapshot: RunSnapshot): Promise<void> {
-    const loop = snapshot.loop;
+    const loops = snapshot.loops ?? [];
     this.emit({
       type: 'run-resume',
       runId: this.init.runId,
       mode: 'pipeline',
-      stage: loop?.purpose ?? stageOf(this.s),
-      ...(loop ? { scope: loop.scope } : {}),
+      stage: loops[0]?.purpose ?? stageOf(this.s),
+      ...(loops.length ? { scopes: loops.map((loop) => loop.scope) } : {}),
       savedAt: snapshot.savedAt,
-      redo: resumeRedo(loop),
+      redo: resumeRedo(loops),
     });
-    // The resume is counted in the snapshot; the loop is still to be taken up, so it stays in it.
-    await this.checkpoint('resume', loop);
+    // The resume is counted in the snapshot; the loops are still to be taken up, so they stay in it.
+    await this.checkpoint('resume');
   }
 
   // ---- stages ----
@@ -193,7 +202,7 @@ export class PipelineRun implements StageContext {
         }),
       );
       const capped = capPlan(outcome.subtasks.length ? outcome.subtasks : [singleSubtask()], this.o.limits.maxSubtasks);
-      fallback = !outcome.subtasks.length ? 'single-subtask' : capped.reason ? 'truncated' : outcome.fallback;
+      fallback = !outcome.subtasks.length ? 'single-subtask' : capped.truncated ? 'truncated' : outcome.fallback;
       reason = !outcome.subtasks.length ? 'The planner returned no subtasks.' : (capped.reason ?? outcome.reason);
       plan = capped.subtasks;
       this.budget = this.sizeBudget(plan.length);
@@ -283,20 +292,33 @@ export class PipelineRun implements StageContext {
   }
 
   /**
-   * Saves the run's state (and the loop in progress, when called from one) through the checkpointer. Nothing is
-   * saved once the run has stopped: an aborted run stays resumable from where it was, not from its wind-down.
+   * Saves the run's state at a stage change: waits until it is stored with `durability: 'sync'`; with `'async'` the
+   * save goes on behind the run, and a failed one stops the run at its next save or booking.
    */
-  async checkpoint(stage: string, loop?: LoopCheckpoint): Promise<void> {
+  async checkpoint(stage: string): Promise<void> {
+    const storing = this.store(stage);
+    if (this.o.durability === 'sync') await storing;
+    else storing.catch(() => undefined);
+  }
+
+  /**
+   * Saves the run's state, with the latest state of every executor loop in progress, through the checkpointer;
+   * resolves once it (or a newer state) is stored, rejects with a `StopRun` when the store failed. Nothing is saved
+   * once the run has stopped: an aborted run stays resumable from where it was, not from its wind-down.
+   */
+  private async store(stage: string): Promise<void> {
     const checkpointer = this.init.checkpointer;
-    if (!checkpointer || this.control.stopped || this.storeFailure) return;
+    if (this.storeFailure) throw new StopRun('error', errorOf(this.storeFailure), stage);
+    if (!checkpointer || this.control.stopped) return;
+    const loops = this.loops.inProgress();
     try {
       await checkpointer.save({
         state: this.s,
         used: { iterations: this.spent, elapsedMs: this.elapsedMs() },
-        ...(loop ? { loop } : {}),
+        ...(loops.length ? { loops } : {}),
       });
     } catch (error) {
-      this.storeFailure = toHarnessError(error);
+      this.storeFailure ??= toHarnessError(error);
       throw new StopRun('error', errorOf(this.storeFailure), stage);
     }
   }
@@ -338,6 +360,7 @@ export class PipelineRun implements StageContext {
     });
     // An aborted run, or one whose store failed, keeps its last good snapshot: resume() goes on from there.
     if (result.status !== 'aborted' && !this.storeFailure) await this.init.checkpointer?.finish(result);
+    else await this.init.checkpointer?.idle();
     await this.init.endWorkspace?.(result.status);
     this.emit({ type: 'run-finish', runId: this.init.runId, result });
     return result;
@@ -350,7 +373,8 @@ function freshState(): PipelineState {
     attachments: null,
     plan: null,
     records: [],
-    current: null,
+    current: [],
+    writes: {},
     synthesized: false,
     deliverable: { answer: '', files: [] },
     verdicts: [],

@@ -5,9 +5,9 @@
 import type { Deliverable, PlannedSubtask, SubtaskRecord, Verdict } from '../pipeline/types.js';
 import type { ReportTally } from './report.js';
 
-/** The subtask being executed and what its attempts so far left. @internal */
+/** A subtask being executed and what its attempts so far left. @internal */
 export interface SubtaskProgress {
-  /** Index of the subtask in the plan (it is `records.length`). */
+  /** Index of the subtask in the plan. */
   index: number;
   /** The attempt in progress (0 before the first started). */
   attempt: number;
@@ -17,6 +17,12 @@ export interface SubtaskProgress {
   triedFiles: string[];
   /** The last non-empty answer of the finished attempts. */
   lastAnswer: string;
+  /**
+   * Ids of the subtasks whose checkpoints are this subtask's prior state, in plan order: every subtask that had
+   * finished when it started (its dependencies, and theirs, always among them). Fixed at its start, so that every
+   * attempt, and a resumed run, renders the same prior state.
+   */
+  sees: string[];
 }
 
 /** Everything a pipeline run needs to go on, saved in `RunSnapshot.state`. @internal */
@@ -26,8 +32,12 @@ export interface PipelineState {
   attachments: string[] | null;
   /** The plan; null until the plan stage made it. */
   plan: PlannedSubtask[] | null;
+  /** The finished subtasks, in plan order. */
   records: SubtaskRecord[];
-  current: SubtaskProgress | null;
+  /** The subtasks running now (several with `limits.maxParallelSubtasks` above 1), in plan order. */
+  current: SubtaskProgress[];
+  /** Workspace paths the subtasks' tools wrote, each with its writers, the latest last (see `recordSubtaskWrites`). */
+  writes: Record<string, string[]>;
   /** Whether the synthesis stage ended (`synthesis-finish`). */
   synthesized: boolean;
   deliverable: Deliverable;
@@ -57,6 +67,9 @@ export function isPipelineState(state: unknown): state is PipelineState {
     s !== null &&
     s.kind === 'pipeline' &&
     Array.isArray(s.records) &&
+    Array.isArray(s.current) &&
+    typeof s.writes === 'object' &&
+    s.writes !== null &&
     Array.isArray(s.verdicts) &&
     typeof s.tally === 'object' &&
     s.tally !== null

@@ -5,6 +5,7 @@
 import type { HarnessEvent, LlmResponseEvent } from '../events.js';
 import { SUBMIT_ANSWER_TOOL } from '../prompts/executor.js';
 import type { PurposeUsage, RunReport, SubtaskRecord, Verdict } from '../pipeline/types.js';
+import { mergeWriteConflicts } from './subtask-schedule.js';
 
 /**
  * The counters of a run's report that its events decide, folded one event at a time. Plain JSON, so a run can carry
@@ -12,7 +13,13 @@ import type { PurposeUsage, RunReport, SubtaskRecord, Verdict } from '../pipelin
  */
 export type ReportTally = Omit<
   RunReport,
-  'wallTimeMs' | 'subtasks' | 'subtaskAttempts' | 'failedSubtasks' | 'firstPassVerified' | 'repairRecovered'
+  | 'wallTimeMs'
+  | 'subtasks'
+  | 'subtaskAttempts'
+  | 'failedSubtasks'
+  | 'firstPassVerified'
+  | 'repairRecovered'
+  | 'writeConflicts'
 >;
 
 /** A tally of no events. */
@@ -125,6 +132,7 @@ export function reportFromTally(tally: ReportTally, facts: ReportFacts): RunRepo
     failedSubtasks: facts.subtasks.filter((s) => s.status === 'failed').length,
     firstPassVerified: null,
     repairRecovered: null,
+    writeConflicts: mergeWriteConflicts(facts.subtasks.flatMap((s) => s.writeConflicts ?? [])),
   };
   const first = facts.verdicts[0];
   // An unparseable verdict says nothing about the deliverable, so it is neither a pass nor a fail.

@@ -22,17 +22,16 @@ export interface RunEndState {
 
 /**
  * The run's result: status from how it stopped and the last verdict, the deliverable (the partial one when no stage
- * produced one), every planned subtask (those never started as `skipped`) and the report.
+ * produced one), every planned subtask in plan order (those never started as `skipped`) and the report.
  * @internal
  */
 export function assembleResult(state: RunEndState): RunResult {
   const { failure, verdicts } = state;
-  const subtasks = [
-    ...state.records,
-    ...state.plan
-      .slice(state.records.length)
-      .map((subtask): SubtaskRecord => ({ ...subtask, status: 'skipped', attempts: 0, answer: '', files: [] })),
-  ];
+  const recorded = new Map(state.records.map((record) => [record.id, record]));
+  const subtasks = state.plan.map(
+    (subtask): SubtaskRecord =>
+      recorded.get(subtask.id) ?? { ...subtask, status: 'skipped', attempts: 0, answer: '', files: [] },
+  );
   const deliverable =
     state.deliverable.answer || state.deliverable.files.length ? state.deliverable : partialDeliverable(state.records);
   let status: RunResult['status'] = 'succeeded';

@@ -2,7 +2,6 @@
  * What the pipeline's stages use of their run: its options, state, events, stop control, roles and snapshots.
  * @module
  */
-import type { LoopCheckpoint } from '../durability/types.js';
 import type { EmitEvent } from '../events.js';
 import type { ExecutorResult } from '../executor/types.js';
 import type { DataMark } from '../prompts/datamark.js';
@@ -28,8 +27,8 @@ export interface StageContext {
   readonly budget: IterationBudget;
   /** Workspace-relative paths of the attachments. */
   readonly attachments: string[];
-  /** Saves a snapshot of the run (with the loop in progress, from inside one); a store failure stops the run. */
-  checkpoint(stage: string, loop?: LoopCheckpoint): Promise<void>;
+  /** Saves a snapshot of the run (with every executor loop in progress); a store failure stops the run. */
+  checkpoint(stage: string): Promise<void>;
   /** Books a loop's iterations; its abort, timeout or store failure is the run's. */
   book(result: ExecutorResult, stage: string): void;
 }

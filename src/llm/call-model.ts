@@ -4,7 +4,6 @@
  * provider's usage handed back for calibration.
  * @module
  */
-import { randomUUID } from 'node:crypto';
 import type {
   GenerateRequest,
   GenerateResult,
@@ -129,7 +128,7 @@ export async function callModel(
     runId: context.runId,
     purpose: context.purpose,
     scope: context.scope,
-    callId: (context.newCallId ?? randomUUID)(),
+    callId: context.newCallId?.() ?? crypto.randomUUID(),
   };
   emit?.({
     type: 'llm-request',

@@ -2,7 +2,6 @@
  * `commandAgent`: an external agent CLI (Codex CLI, Claude Code, any program) as an {@link AgentAdapter}.
  * @module
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -116,7 +115,8 @@ async function runCommand(o: Resolved, input: EpisodeInput): Promise<EpisodeResu
       ...input.env,
       ...(promptFile ? { HARNESS_PROMPT_FILE: promptFile } : {}),
     };
-    const child = spawn(program as string, args, {
+    // node:child_process on first use rather than with the package.
+    const child = process.getBuiltinModule('node:child_process').spawn(program as string, args, {
       cwd: input.cwd,
       env,
       detached: true,

@@ -87,7 +87,8 @@ export async function executeContract(deps: ExecutionDeps, input: ExecutionInput
       timeoutMs: input.timeoutMs,
       dataMark: mark,
       ...(input.resumeFrom ? { resumeFrom: input.resumeFrom } : {}),
-      ...(input.onCheckpoint ? { onCheckpoint: input.onCheckpoint } : {}),
+      // Managed mode stores every step before going on: its task state moves only on what is recorded.
+      ...(input.onCheckpoint ? { onCheckpoint: input.onCheckpoint, durability: 'sync' as const } : {}),
     });
     const status = FROM_LOOP[result.status];
     const claim: ExecutionClaim = {

@@ -3,7 +3,6 @@
  * integrity violation, whoever caused it (a `readOnly` tool that writes, an external auditor agent that edits files).
  * @module
  */
-import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { lstat, readlink } from 'node:fs/promises';
 import type { AuditInput, AuditorLike, AuditOutcome } from './types.js';
@@ -71,7 +70,8 @@ export async function fingerprintedAudit(
 }
 
 async function sha256(file: string): Promise<string> {
-  const hash = createHash('sha256');
+  // node:crypto on first use rather than with the package.
+  const hash = process.getBuiltinModule('node:crypto').createHash('sha256');
   for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
   return hash.digest('hex');
 }

@@ -381,7 +381,8 @@ class ManagedRun<Tally> {
     if (!checkpointer || this.control.stopped) return Promise.resolve();
     const state = this.p.toSnapshot(this.init.attachments, this.init.baseReport.tally);
     const used = { iterations: this.p.iterationsUsed + (loop?.iterations ?? 0), elapsedMs: this.elapsed() };
-    return checkpointer.save({ state, used, ...(loop ? { loop } : {}) });
+    // Managed mode runs one executor loop at a time.
+    return checkpointer.save({ state, used, ...(loop ? { loops: [loop] } : {}) });
   }
 
   /** The saved loop the resumed execution goes on from, once. */
@@ -401,7 +402,7 @@ class ManagedRun<Tally> {
       runId: this.init.runId,
       mode: 'managed',
       stage: this.p.at.stage,
-      ...(loop ? { scope: loop.scope } : {}),
+      ...(loop ? { scopes: [loop.scope] } : {}),
       savedAt: snapshot.savedAt,
       redo: redoAt(this.p.at, loop, this.roles.execution.agent?.name),
     });
@@ -436,6 +437,7 @@ class ManagedRun<Tally> {
     };
     // An aborted run, and one whose store failed, keep their last snapshot `running`: resuming goes on from it.
     if (status !== 'aborted' && error?.code !== 'store-failed') await this.init.checkpointer?.finish(result);
+    else await this.init.checkpointer?.idle();
     this.emit({ type: 'run-finish', runId, result });
     return result;
   }

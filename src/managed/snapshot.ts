@@ -101,8 +101,9 @@ export function readManagedState<BaseTally>(state: unknown): ManagedSnapshotStat
 
 /** The executor loop a resumed run goes on with: the snapshot's, when it stopped inside the execution at `position`. */
 export function pendingLoop(snapshot: RunSnapshot, position: ManagedPosition): LoopCheckpoint | undefined {
-  const inExecution = position.stage === 'execute' && snapshot.loop?.scope === `execute-${position.round}`;
-  return inExecution ? snapshot.loop : undefined;
+  // Managed mode runs one executor loop at a time: a snapshot holds at most one.
+  const loop = snapshot.loops?.[0];
+  return position.stage === 'execute' && loop?.scope === `execute-${position.round}` ? loop : undefined;
 }
 
 /** What resuming at `position` does again, or hands on as interrupted (see `run-resume`). */
@@ -124,7 +125,7 @@ export function redoAt(
       // The audit runs again from its start; its first call is counted (those of the cut-off audit are not known).
       return redo(1);
     case 'execute':
-      if (agent === undefined) return loop ? resumeRedo(loop) : redo(1);
+      if (agent === undefined) return resumeRedo(loop ? [loop] : []);
       // An external episode is never started twice: one in flight is handed to the audit as interrupted.
       return position.episodeStarted ? redo(0, [agent]) : redo(0);
     default:

@@ -41,7 +41,8 @@ interface Bounded {
  * and before every model call compresses earlier rounds into a model-written summary above the compression threshold
  * and prunes deterministically above the hard limit, min(`emergencyAt` × window, window − reserved output), so that
  * no request it returns exceeds that limit. Token counts are cached per message and calibrated per backend from the
- * usage its provider reports.
+ * usage its provider reports; a request whose UTF-8 byte bound is under the compression threshold is not counted
+ * (docs/memory.md, "When counting is exact").
  *
  * @example
  * ```ts
@@ -77,6 +78,20 @@ export class MemoryManager implements ExecutionMemory {
     return this.counter.request(messages, tools, this.calibration.factor(backend));
   }
 
+  /**
+   * The request's size as cheaply as it is known, times `backend`'s calibration factor: `countRequest`'s figure
+   * (`exact`) when every message was counted, which {@link fitRequest} does whenever the request came near the
+   * compression threshold; else an upper bound from the UTF-8 bytes of the messages not counted. With a tokenizer
+   * that is not `boundedByUtf8Bytes`, always the exact count.
+   */
+  sizeRequest(
+    messages: readonly Message[],
+    tools: readonly ToolSpec[],
+    backend?: LlmBackend,
+  ): { tokens: number; exact: boolean } {
+    return this.counter.requestBound(messages, tools, this.calibration.factor(backend));
+  }
+
   /** Tokens of a text by this manager's tokenizer, times `backend`'s calibration factor. */
   countText(text: string, backend?: LlmBackend): number {
     return this.counter.text(text, this.calibration.factor(backend));
@@ -85,6 +100,7 @@ export class MemoryManager implements ExecutionMemory {
   /**
    * Calibrates `backend`'s counts: from now on they are multiplied by the running ratio of the input tokens its
    * provider reported to those counted here, plus a 5 % margin. Calls without usage or under 1 000 tokens are ignored.
+   * `countedInputTokens` must be an exact count (never a `sizeRequest` bound): a bound would lower the factor.
    */
   observeUsage(backend: LlmBackend, countedInputTokens: number, usage: Usage): void {
     this.calibration.observe(backend, countedInputTokens, usage);
@@ -134,7 +150,8 @@ export class MemoryManager implements ExecutionMemory {
   }
 
   /**
-   * Returns the dialogue to send: unchanged when it fits under the compression threshold; else earlier rounds
+   * Returns the dialogue to send: unchanged when it fits under the compression threshold (decided without
+   * tokenizing when even its UTF-8 byte bound fits; see `sizeRequest`); else earlier rounds
    * summarised; then, above the hard limit or when summarising failed, pruned deterministically. Both limits leave
    * the request's `maxOutputTokens` free in the window. Throws `ContextOverflowError` when the protected prefix and
    * the last round alone exceed the hard limit.
@@ -150,7 +167,10 @@ export class MemoryManager implements ExecutionMemory {
       );
       this.previews.releaseRemoved(scope, request.messages, messages);
     }
-    let tokens = this.counter.request(messages, request.tools, factor);
+    // Far below the threshold the UTF-8 bound already decides (see TokenCounter.requestBound); near it, count.
+    const bound = this.counter.requestBound(messages, request.tools, factor);
+    if (bound.tokens <= limits.compressAt) return messages;
+    let tokens = bound.exact ? bound.tokens : this.counter.request(messages, request.tools, factor);
     if (tokens <= limits.compressAt) return messages;
 
     let reason: PruneReason = 'emergency-threshold';

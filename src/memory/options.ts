@@ -44,7 +44,10 @@ export const MemoryOptionsSchema = z
 
 /** What users pass to `new MemoryManager(…)` (or `createHarness({ memory })`). */
 export type MemoryManagerOptions = z.input<typeof MemoryOptionsSchema> & {
-  /** Your model's tokenizer; default: gpt-tokenizer with `encoding`. */
+  /**
+   * Your model's tokenizer; default: gpt-tokenizer with `encoding`. With `boundedByUtf8Bytes`, requests far below the
+   * compression threshold are sent without a count.
+   */
   tokenizer?: Tokenizer;
 };
 

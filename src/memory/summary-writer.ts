@@ -80,7 +80,7 @@ export class SummaryWriter {
     );
     const input = budget > 0 ? this.fitText(text, budget, note) : undefined;
     if (!input) return undefined;
-    // Counted while fitting: tokenizing the input again for the request event would double the cost of a summary.
+    // Sized while fitting: tokenizing the input again for the request event would double the cost of a summary.
     const requestTokens = calibrate(fixed + input.tokens, factor);
     try {
       const result = await callModel(
@@ -94,7 +94,10 @@ export class SummaryWriter {
           signal: scope.signal,
           sampling: scope.sampling,
           maxOutputTokens,
-          onUsage: (counted, usage, used) => this.calibration.observe(used, counted, usage),
+          // Calibration learns from counts only: a byte bound would lower the factor.
+          onUsage: (counted, usage, used) => {
+            if (input.exact) this.calibration.observe(used, counted, usage);
+          },
         },
         { messages: [instructions, { role: 'user', content: mark.block(input.text) }] },
       );
@@ -124,15 +127,24 @@ export class SummaryWriter {
     });
   }
 
-  /** Cuts a summariser input (head and tail) to at most `budget` uncalibrated tokens; undefined when it cannot. */
-  private fitText(text: string, budget: number, note: string): { text: string; tokens: number } | undefined {
+  /**
+   * Cuts a summariser input (head and tail) to at most `budget` uncalibrated tokens; undefined when it cannot.
+   * `tokens` is the input's count, or (not `exact`) its UTF-8 byte bound when that alone shows it fits.
+   */
+  private fitText(
+    text: string,
+    budget: number,
+    note: string,
+  ): { text: string; tokens: number; exact: boolean } | undefined {
     // A token spans a few characters at most in practice: pre-cut huge inputs before tokenizing them.
     let fitted = text.length > budget * 8 ? headTail(text, budget * 4, note) : text;
-    let tokens = this.counter.text(fitted, 1);
+    const bound = this.counter.textBound(fitted, 1);
+    if (bound.tokens <= budget) return { text: fitted, ...bound };
+    let tokens = bound.exact ? bound.tokens : this.counter.text(fitted, 1);
     for (let i = 0; i < 4 && tokens > budget; i++) {
       fitted = headTail(fitted, Math.floor((fitted.length * budget * 0.9) / tokens), note);
       tokens = this.counter.text(fitted, 1);
     }
-    return tokens <= budget ? { text: fitted, tokens } : undefined;
+    return tokens <= budget ? { text: fitted, tokens, exact: true } : undefined;
   }
 }

@@ -20,10 +20,16 @@ export const IMAGE_TOKENS = 1_000;
  * The cache holds uncalibrated counts; a calibration factor is applied to each result (to a whole request at once,
  * so per-message rounding does not add up), and every method takes the factor to use, defaulting to the one given
  * to the constructor. One counter therefore serves backends with different factors.
+ *
+ * With a tokenizer that is `boundedByUtf8Bytes`, {@link requestBound} and {@link textBound} give an upper bound
+ * without tokenizing: a text's UTF-8 byte length where it has no cached count.
  */
 export class TokenCounter {
   private readonly messages = new WeakMap<Message, number>();
   private readonly specs = new WeakMap<readonly ToolSpec[], number>();
+  // Byte bounds, cached like the counts: a dialogue is bounded again at every step.
+  private readonly messageBounds = new WeakMap<Message, number>();
+  private readonly specBounds = new WeakMap<readonly ToolSpec[], number>();
   // Characters and tokens of everything counted so far: the ratio behind `estimate`.
   private sampledChars = 0;
   private sampledTokens = 0;
@@ -65,10 +71,53 @@ export class TokenCounter {
     return calibrate(total, factor);
   }
 
+  /**
+   * At least {@link request}'s figure for the same arguments, tokenizing nothing: per message (and for the tool
+   * specs) the cached count when it was counted before, else the UTF-8 bytes of its texts plus the same overheads
+   * (images as in the count). `exact` is true when every part was a count, and then `tokens` is the count. A
+   * tokenizer that is not `boundedByUtf8Bytes` has no such bound: the request is counted.
+   */
+  requestBound(
+    messages: readonly Message[],
+    tools: readonly ToolSpec[],
+    factor = this.calibration,
+  ): { tokens: number; exact: boolean } {
+    if (!this.tokenizer.boundedByUtf8Bytes) return { tokens: this.request(messages, tools, factor), exact: true };
+    let exact = true;
+    let total = REQUEST_OVERHEAD_TOKENS;
+    const specTokens = tools.length === 0 ? 0 : this.specs.get(tools);
+    if (specTokens === undefined) {
+      exact = false;
+      total += this.boundTools(tools);
+    } else {
+      total += specTokens;
+    }
+    for (const message of messages) {
+      const tokens = this.messages.get(message);
+      if (tokens === undefined) {
+        exact = false;
+        total += this.boundMessage(message);
+      } else {
+        total += tokens;
+      }
+    }
+    // Calibration is monotonic: a larger raw figure never yields a smaller calibrated one.
+    return { tokens: calibrate(total, factor), exact };
+  }
+
+  /**
+   * At least {@link text}'s figure, calibrated: the text's UTF-8 byte length, not exact; a tokenizer that is not
+   * `boundedByUtf8Bytes` counts it (exact).
+   */
+  textBound(text: string, factor = this.calibration): { tokens: number; exact: boolean } {
+    if (!this.tokenizer.boundedByUtf8Bytes) return { tokens: this.text(text, factor), exact: true };
+    return { tokens: calibrate(utf8Bytes(text), factor), exact: false };
+  }
+
   private rawMessage(message: Message): number {
     let tokens = this.messages.get(message);
     if (tokens === undefined) {
-      tokens = MESSAGE_OVERHEAD_TOKENS + this.rawContent(message);
+      tokens = MESSAGE_OVERHEAD_TOKENS + messageSize(message, (text) => this.count(text));
       this.messages.set(message, tokens);
     }
     return tokens;
@@ -77,29 +126,28 @@ export class TokenCounter {
   private rawTools(tools: readonly ToolSpec[]): number {
     let tokens = this.specs.get(tools);
     if (tokens === undefined) {
-      tokens = 0;
-      for (const spec of tools) tokens += TOOL_SPEC_OVERHEAD_TOKENS + this.count(JSON.stringify(spec));
+      tokens = toolsSize(tools, (text) => this.count(text));
       this.specs.set(tools, tokens);
     }
     return tokens;
   }
 
-  private rawContent(message: Message): number {
-    let raw = 0;
-    if (typeof message.content === 'string') {
-      raw += this.count(message.content);
-    } else {
-      for (const part of message.content) {
-        raw += part.type === 'text' ? this.count(part.text) : IMAGE_TOKENS;
-      }
+  private boundMessage(message: Message): number {
+    let bound = this.messageBounds.get(message);
+    if (bound === undefined) {
+      bound = MESSAGE_OVERHEAD_TOKENS + messageSize(message, utf8Bytes);
+      this.messageBounds.set(message, bound);
     }
-    if (message.role === 'assistant' && message.toolCalls) {
-      for (const call of message.toolCalls) {
-        raw += TOOL_CALL_OVERHEAD_TOKENS + this.count(call.name) + this.count(call.arguments);
-      }
+    return bound;
+  }
+
+  private boundTools(tools: readonly ToolSpec[]): number {
+    let bound = this.specBounds.get(tools);
+    if (bound === undefined) {
+      bound = toolsSize(tools, utf8Bytes);
+      this.specBounds.set(tools, bound);
     }
-    if (message.role === 'tool') raw += this.count(message.toolName);
-    return raw;
+    return bound;
   }
 
   private count(text: string): number {
@@ -108,6 +156,34 @@ export class TokenCounter {
     this.sampledTokens += tokens;
     return tokens;
   }
+}
+
+const utf8Bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
+
+/**
+ * A message's size without its overhead, each text measured by `measure` (the tokenizer, or a bound on it): the one
+ * shape the count and the bound share, so the bound covers exactly what the count counts.
+ */
+function messageSize(message: Message, measure: (text: string) => number): number {
+  let size = 0;
+  if (typeof message.content === 'string') {
+    size += measure(message.content);
+  } else {
+    for (const part of message.content) size += part.type === 'text' ? measure(part.text) : IMAGE_TOKENS;
+  }
+  if (message.role === 'assistant' && message.toolCalls) {
+    for (const call of message.toolCalls)
+      size += TOOL_CALL_OVERHEAD_TOKENS + measure(call.name) + measure(call.arguments);
+  }
+  if (message.role === 'tool') size += measure(message.toolName);
+  return size;
+}
+
+/** The tool specs' size, each spec's JSON text measured by `measure`. */
+function toolsSize(tools: readonly ToolSpec[], measure: (text: string) => number): number {
+  let size = 0;
+  for (const spec of tools) size += TOOL_SPEC_OVERHEAD_TOKENS + measure(JSON.stringify(spec));
+  return size;
 }
 
 /** An uncalibrated count times `factor`, rounded up (exact when the factor is 1). @internal */

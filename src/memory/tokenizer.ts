@@ -1,8 +1,12 @@
-import { createRequire } from 'node:module';
-
 /** Counts the tokens of a text; plug in your model's own tokenizer through `MemoryManager`'s `tokenizer` option. */
 export interface Tokenizer {
   count(text: string): number;
+  /**
+   * True only when a text's count never exceeds its UTF-8 byte length (byte-level BPE, such as every gpt-tokenizer
+   * encoding). The memory then sends a request whose byte length is below the compression threshold without
+   * counting it; without the flag every request is counted exactly.
+   */
+  readonly boundedByUtf8Bytes?: boolean;
 }
 
 /** The gpt-tokenizer encodings `gptTokenizer` accepts. */
@@ -25,15 +29,21 @@ function loadEncoding(name: GptEncodingName): EncodingModule {
   let encoding = encodings.get(name);
   if (!encoding) {
     // Synchronous on purpose (counting is synchronous); gpt-tokenizer ships a CommonJS build for this.
-    encoding = createRequire(import.meta.url)(`gpt-tokenizer/encoding/${name}`) as EncodingModule;
+    encoding = process.getBuiltinModule('node:module').createRequire(import.meta.url)(
+      `gpt-tokenizer/encoding/${name}`,
+    ) as EncodingModule;
     encodings.set(name, encoding);
   }
   return encoding;
 }
 
-/** A {@link Tokenizer} backed by gpt-tokenizer (default encoding `o200k_base`); the encoding loads on first use. */
+/**
+ * A {@link Tokenizer} backed by gpt-tokenizer (default encoding `o200k_base`); the encoding loads on first use. Its
+ * encodings are byte-level BPE (every token stands for at least one byte), so it is `boundedByUtf8Bytes`.
+ */
 export function gptTokenizer(encoding: GptEncodingName = 'o200k_base'): Tokenizer {
   return {
+    boundedByUtf8Bytes: true,
     count(text: string): number {
       return text.length === 0 ? 0 : loadEncoding(encoding).countTokens(text, NO_SPECIAL_TOKENS);
     },

@@ -60,8 +60,18 @@ export interface ExecutionMemory {
    */
   countRequest(messages: readonly Message[], tools: readonly ToolSpec[], backend?: LlmBackend): number;
   /**
-   * Told after every call how many input tokens the memory counted and how many the provider reported, so counts
-   * for that backend can be calibrated. Optional.
+   * The request's size as cheaply as the memory knows it: `countRequest`'s figure with `exact: true`, or an upper
+   * bound on it with `exact: false` (for a request the memory did not need to count, far below the window). The
+   * executor reports it as `requestTokens`. Optional: without it, `countRequest` is used.
+   */
+  sizeRequest?(
+    messages: readonly Message[],
+    tools: readonly ToolSpec[],
+    backend?: LlmBackend,
+  ): { tokens: number; exact: boolean };
+  /**
+   * Told after every call whose request was counted exactly how many input tokens the memory counted and how many
+   * the provider reported, so counts for that backend can be calibrated. Never told a bound. Optional.
    */
   observeUsage?(backend: LlmBackend, countedInputTokens: number, usage: Usage): void;
 }

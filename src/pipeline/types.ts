@@ -12,7 +12,9 @@ export type RunWarningCode =
   | 'summarizer-failed'
   | 'images-not-seen'
   /** The run's finished snapshot could not be saved; its last running one stays in the store. */
-  | 'snapshot-save-failed';
+  | 'snapshot-save-failed'
+  /** Two subtasks that ran at the same time wrote the same workspace file; the later write is what the file holds. */
+  | 'write-conflict';
 
 /** One planned subtask (the planner's JSON plus a stable id). */
 export interface PlannedSubtask {
@@ -21,6 +23,12 @@ export interface PlannedSubtask {
   title: string;
   objective: string;
   expectedOutput: string;
+  /**
+   * 0-based indices of the earlier subtasks of the plan whose results this one needs, ascending. Absent: it depends on
+   * every earlier subtask (the paper's strict order). `[]`: it needs none, and may run beside the others (see
+   * `limits.maxParallelSubtasks`).
+   */
+  dependsOn?: number[];
 }
 
 /** What a subtask, the synthesizer or a repair hands on: text plus workspace-relative file paths. */
@@ -63,6 +71,17 @@ export interface Verdict {
   reason?: string;
 }
 
+/**
+ * A workspace file that subtasks running at the same time both wrote. Nothing is undone: the file holds the last
+ * writer's content, and the synthesizer and the report are told who wrote it.
+ */
+export interface WriteConflict {
+  /** Workspace-relative path. */
+  path: string;
+  /** Ids of the subtasks that wrote it, in the order of their last writes: the file holds the last one's. */
+  writers: string[];
+}
+
 /** How one subtask went. */
 export interface SubtaskRecord extends PlannedSubtask {
   status: 'completed' | 'failed' | 'skipped';
@@ -72,6 +91,11 @@ export interface SubtaskRecord extends PlannedSubtask {
   /** Workspace-relative path of the full answer, saved when it is too long to pass on whole. */
   answerFile?: string;
   error?: string;
+  /**
+   * Files this subtask and another one running at the same time both wrote, found when this subtask finished (the
+   * other one had finished first, so the conflict is recorded once, on the later of the two).
+   */
+  writeConflicts?: WriteConflict[];
 }
 
 /** Model calls and tokens of one purpose. */
@@ -126,6 +150,11 @@ export interface RunReport {
   resumes: ResumeCounts;
   /** What the model calls cost (from `llm-response.cost`); `null` when no call had a price. */
   cost: RunCost | null;
+  /**
+   * Workspace files that subtasks running at the same time both wrote (one entry per path, every writer named); empty
+   * when subtasks ran one at a time.
+   */
+  writeConflicts: WriteConflict[];
 }
 
 /** What resuming a run re-did, summed over its resumes. */

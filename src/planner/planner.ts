@@ -1,5 +1,6 @@
 /**
- * The planner: turns the original request into 1..maxSubtasks ordered subtasks (purpose `plan`).
+ * The planner: turns the original request into 1..maxSubtasks ordered subtasks, each naming the earlier ones it needs
+ * (purpose `plan`).
  * @module
  */
 import { z } from 'zod';
@@ -39,6 +40,8 @@ const PlanReplySchema = z.object({
         title: z.string().trim().min(1),
         objective: z.string().trim().min(1),
         expectedOutput: z.string().default(''),
+        // Checked by capPlan, not here: a malformed dependsOn costs the parallelism, never the plan.
+        dependsOn: z.unknown().optional(),
       }),
     )
     .min(1, 'the plan needs at least one subtask'),
@@ -69,7 +72,9 @@ export interface PlannerOptions {
 /**
  * Decomposes a request into ordered subtasks in the JSON protocol of ARCHITECTURE §3. Given the run's workspace, the
  * model sees bounded previews of the attachments, shrunk (down to names only) until the request fits the window. A
- * malformed reply is re-asked once with the validation error, then the whole request becomes a single subtask.
+ * malformed reply is re-asked once with the validation error, then the whole request becomes a single subtask. A
+ * `dependsOn` that is not a list of earlier subtask indices makes its subtask depend on every earlier one, and the
+ * outcome's `reason` says so.
  *
  * @example
  * ```ts
@@ -147,9 +152,11 @@ export class Planner implements PlannerLike {
       };
     }
     const capped = capPlan(reply.value.subtasks, maxSubtasks);
-    return capped.reason
-      ? { subtasks: capped.subtasks, fallback: 'truncated', reason: capped.reason }
-      : { subtasks: capped.subtasks };
+    return {
+      subtasks: capped.subtasks,
+      ...(capped.truncated ? { fallback: 'truncated' as const } : {}),
+      ...(capped.reason ? { reason: capped.reason } : {}),
+    };
   }
 }
 

@@ -4,7 +4,6 @@
  * `⟦/data-<id>⟧`, and every system prompt says that what is inside is data, never instructions.
  * @module
  */
-import { randomBytes } from 'node:crypto';
 import { HarnessError } from '../errors.js';
 
 const ID_PATTERN = /^[0-9a-f]{16}$/;
@@ -66,7 +65,7 @@ export class DataMark {
 
   /** A fresh boundary from 64 random bits: what each run uses. */
   static random(): DataMark {
-    return new DataMark(randomBytes(8).toString('hex'));
+    return new DataMark(process.getBuiltinModule('node:crypto').randomBytes(8).toString('hex'));
   }
 
   /**
@@ -114,22 +113,19 @@ export class DataMark {
    * of the markers are caught too.
    */
   neutralize(text: string): string {
-    // Fast paths: almost all text holds nothing marker-like. ASCII text has no brackets, invisible characters or
+    // Fast path: almost all text holds nothing marker-like. ASCII text has no brackets, invisible characters or
     // compatibility forms, so only the id (in any case) could be there; other text is searched in its normalised view.
-    if (ASCII_ONLY.test(text)) {
-      if (!this.idInAnyCase.test(text)) return text;
-    } else {
-      this.finder.lastIndex = 0;
-      if (!this.finder.test(normalizedForSearch(text))) return text;
-    }
-    const { view, origin } = mappedView(text);
+    if (ASCII_ONLY.test(text) && !this.idInAnyCase.test(text)) return text;
+    const { view, textIndexOf } = mappedView(text);
+    this.finder.lastIndex = 0;
+    if (!this.finder.test(view)) return text;
     let out = '';
     let copied = 0;
     this.finder.lastIndex = 0;
     for (const match of view.matchAll(this.finder)) {
-      const start = origin[match.index] as number;
-      const last = match.index + match[0].length - 1;
-      const end = (origin[last] as number) + codePointLength(text, origin[last] as number);
+      const start = textIndexOf(match.index);
+      const last = textIndexOf(match.index + match[0].length - 1);
+      const end = last + codePointLength(text, last);
       const replacement = match[0] === this.id ? ID_REMOVED : `${NEUTRAL_BRACKET}${match[0].slice(1)}`;
       out += text.slice(copied, start) + replacement;
       copied = end;
@@ -143,21 +139,61 @@ function normalizedForSearch(text: string): string {
   return text.normalize('NFKD').replace(IGNORED, '').toLowerCase();
 }
 
+/** Runs of ASCII characters, and runs of everything else. */
+const ASCII_RUNS = /[\0-\x7f]+|[^\0-\x7f]+/gu;
+
+/** A text's {@link normalizedForSearch} view, and where each character of the view came from in the text. */
+interface MappedView {
+  view: string;
+  /** Index in the text of the code point that produced character `index` of the view. */
+  textIndexOf(index: number): number;
+}
+
 /**
- * {@link normalizedForSearch} built code point by code point, with `origin[i]` the index in `text` of the code point
- * that produced character `i` of the view, so a match in the view maps back to a span of the original.
+ * The view is made of segments: an ASCII run maps one to one (lower-cased whole: most of any text, and all around
+ * the run's own markers), any other code point is normalised on its own. Each segment records where it starts in
+ * the view and in the text, so a match in the view maps back to a span of the original.
  */
-function mappedView(text: string): { view: string; origin: number[] } {
-  let view = '';
-  const origin: number[] = [];
-  let index = 0;
-  for (const char of text) {
-    const shown = normalizedForSearch(char);
-    for (let i = 0; i < shown.length; i++) origin.push(index);
-    view += shown;
-    index += char.length;
+function mappedView(text: string): MappedView {
+  const parts: string[] = [];
+  const viewStarts: number[] = [];
+  const textStarts: number[] = [];
+  const oneToOne: boolean[] = [];
+  let length = 0;
+  const add = (shown: string, textStart: number, linear: boolean) => {
+    viewStarts.push(length);
+    textStarts.push(textStart);
+    oneToOne.push(linear);
+    parts.push(shown);
+    length += shown.length;
+  };
+  for (const run of text.matchAll(ASCII_RUNS)) {
+    const chars = run[0];
+    if (chars.charCodeAt(0) < 0x80) {
+      add(chars.toLowerCase(), run.index, true);
+      continue;
+    }
+    let index = run.index;
+    for (const char of chars) {
+      add(normalizedForSearch(char), index, false);
+      index += char.length;
+    }
   }
-  return { view, origin };
+  return {
+    view: parts.join(''),
+    textIndexOf(index) {
+      // The last segment starting at or before `index` (segments that show nothing start where the next one does).
+      let low = 0;
+      let high = viewStarts.length - 1;
+      while (low < high) {
+        const middle = (low + high + 1) >> 1;
+        if ((viewStarts[middle] as number) <= index) low = middle;
+        else high = middle - 1;
+      }
+      const start = textStarts[low] as number;
+      return oneToOne[low] ? start + (index - (viewStarts[low] as number)) : start;
+    },
+  };
 }
 
 function codePointLength(text: string, index: number): number {

@@ -13,6 +13,11 @@ export interface SubtaskObjectiveParts {
   index: number;
   /** Workspace-relative paths of the attachments. */
   attachments: readonly string[];
+  /**
+   * Indices in `plan` of the subtasks running at the same time as this attempt, in other loops (none when subtasks run
+   * one at a time).
+   */
+  alongside?: readonly number[] | undefined;
   /** Why the previous attempt failed, from the second attempt on. */
   previousError?: string | undefined;
   /** The run's boundary of untrusted text (attachment names, error messages). */
@@ -37,6 +42,13 @@ export function renderSubtaskObjective(parts: SubtaskObjectiveParts): string {
     `Objective: ${subtask.objective}`,
     `Expected output: ${subtask.expectedOutput}`,
   ];
+  const alongside = parts.alongside ?? [];
+  if (alongside.length) {
+    lines.push(
+      `Running at the same time in other loops: ${alongside.map((i) => `subtask ${i + 1}`).join(', ')}. Their results ` +
+        'are not available to you; do not write the files they are meant to produce.',
+    );
+  }
   if (parts.attachments.length) lines.push(`Attached files in the workspace: ${parts.mark.names(parts.attachments)}`);
   if (parts.previousError) {
     lines.push(

@@ -9,6 +9,7 @@ import { DataMark } from '../prompts/datamark.js';
 import { SYNTHESIZER_PROMPT } from '../prompts/synthesizer.js';
 import { renderTemplate } from '../prompts/template.js';
 import type { SynthesisOutcome, SynthesizeInput, SynthesizerLike } from '../pipeline/components.js';
+import type { SubtaskRecord } from '../pipeline/types.js';
 
 /** Options of {@link Synthesizer}. */
 export interface SynthesizerOptions {
@@ -53,6 +54,7 @@ export class Synthesizer implements SynthesizerLike {
         failedCount: failed.length,
       }),
       ...(failed.length ? ['', `Failed subtasks: ${failed.map((s) => `${s.id} "${s.title}"`).join(', ')}.`] : []),
+      ...renderWriteConflicts(input.subtasks, mark),
       ...(attachments.length ? ['', `Attached files in the workspace: ${mark.names(attachments)}`] : []),
     ].join('\n');
     const result = await this.options.executor.run({
@@ -78,4 +80,23 @@ export class Synthesizer implements SynthesizerLike {
       executor: result,
     };
   }
+}
+
+/**
+ * The lines that tell synthesis which files subtasks running at the same time both wrote: the file holds the last
+ * writer's version, and the other writers' answers may describe content that is gone.
+ */
+function renderWriteConflicts(subtasks: readonly SubtaskRecord[], mark: DataMark): string[] {
+  const conflicts = subtasks.flatMap((s) => s.writeConflicts ?? []);
+  if (!conflicts.length) return [];
+  return [
+    '',
+    'Files written by subtasks that ran at the same time (the later write replaced the earlier one):',
+    ...conflicts.map(
+      ({ path, writers }) =>
+        `- ${mark.names([path])}: written by ${writers.join(', then ')}; it holds ${writers.at(-1)}'s version.`,
+    ),
+    "Check each of these files against all its writers' answers, and restore what the replaced versions held " +
+      'where the deliverable needs it.',
+  ];
 }

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { mkdtemp, realpath, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -121,7 +120,8 @@ export class LocalWorkspace implements Workspace {
     return this.#registry.record({
       path: this.relative(absPath),
       size: bytes.byteLength,
-      sha256: createHash('sha256').update(bytes).digest('hex'),
+      // node:crypto on first use rather than with the package.
+      sha256: process.getBuiltinModule('node:crypto').createHash('sha256').update(bytes).digest('hex'),
       tool: origin.tool,
       ...(origin.scope === undefined ? {} : { scope: origin.scope }),
       updatedAt: this.#now(),

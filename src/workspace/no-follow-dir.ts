@@ -32,10 +32,13 @@ import {
 } from 'node:fs';
 import { lstat, mkdir, open, readlink, rename, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { HarnessError } from '../errors.js';
 import { errnoCode, fileError } from './file-errors.js';
 import { isInside } from './resolve-inside.js';
+
+// Not `import { promisify } from 'node:util'`: an ESM import of a builtin reads every export, which would load
+// util's argument parser and MIME module with the package.
+const { promisify } = process.getBuiltinModule('node:util');
 
 /** True where directories can be opened and their entries named through `/proc/self/fd` (see the module comment). */
 export const DESCRIPTOR_PATHS = process.platform === 'linux' && existsSync('/proc/self/fd');

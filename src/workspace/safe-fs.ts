@@ -4,7 +4,6 @@
  * regular file or a directory (a FIFO, socket or device) is refused before a blocking open.
  * @internal
  */
-import { createHash, randomUUID } from 'node:crypto';
 import {
   close as closeCallback,
   constants,
@@ -19,11 +18,13 @@ import {
 } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { HarnessError } from '../errors.js';
 import { errnoCode, fileError } from './file-errors.js';
 import { openNoFollowDir, type NoFollowDir } from './no-follow-dir.js';
 
+// Not `import { promisify } from 'node:util'`: an ESM import of a builtin reads every export, which would load
+// util's argument parser and MIME module with the package.
+const { promisify } = process.getBuiltinModule('node:util');
 const openFd = promisify(openCallback);
 const closeFd = promisify(closeCallback);
 const fstatFd = promisify(fstatCallback);
@@ -182,7 +183,7 @@ export function writeAtomically(
       throw new HarnessError('invalid-input', `"${requested}" is a directory; choose a file name inside it.`);
     }
     if (existing && !existing.isFile()) throw notRegularFile(requested, 'writing to');
-    const temporary = `.${name}.${randomUUID().slice(0, 8)}.tmp`;
+    const temporary = `.${name}.${crypto.randomUUID().slice(0, 8)}.tmp`;
     let created = false;
     try {
       const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
@@ -292,7 +293,8 @@ export async function hashRegularFile(
       if (!(await dir.lstat(name))?.isFile()) return undefined;
       const { fd, stats } = await openRegularForReading(dir, name, requested);
       try {
-        const hash = createHash('sha256');
+        // node:crypto on first use rather than with the package.
+        const hash = process.getBuiltinModule('node:crypto').createHash('sha256');
         const buffer = Buffer.alloc(Math.min(Math.max(stats.size, 1), 1024 * 1024));
         for (let position = 0; ; ) {
           const { bytesRead } = await readFd(fd, buffer, 0, buffer.byteLength, position);

@@ -2,7 +2,6 @@
  * One run per workspace: a lock file `.harness/run.lock` that names the run holding the directory.
  * @module
  */
-import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
 import { link, lstat, mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
 import os from 'node:os';
@@ -166,7 +165,7 @@ function isStale(holder: LockHolder): boolean {
  * in between, its live lock is put back.
  */
 async function takeOver(lockPath: string, stale: LockHolder): Promise<void> {
-  const aside = `${lockPath}.${randomUUID().slice(0, 8)}.stale`;
+  const aside = `${lockPath}.${crypto.randomUUID().slice(0, 8)}.stale`;
   try {
     await rename(lockPath, aside);
   } catch (error) {
@@ -187,7 +186,13 @@ async function releaseFile(lockPath: string, token: string): Promise<void> {
 }
 
 function newHolder(runId: string): LockHolder {
-  return { runId, pid: process.pid, hostname: os.hostname(), since: new Date().toISOString(), token: randomUUID() };
+  return {
+    runId,
+    pid: process.pid,
+    hostname: os.hostname(),
+    since: new Date().toISOString(),
+    token: crypto.randomUUID(),
+  };
 }
 
 function describe(holder: LockHolder | 'unreadable'): string {

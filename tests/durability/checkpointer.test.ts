@@ -45,7 +45,7 @@ function checkpointer(store: RunStore, warnings: string[] = []) {
 }
 
 describe('StoreCheckpointer', () => {
-  it('saves one snapshot at a time, in order, each a copy of the state when save was called', async () => {
+  it('saves one snapshot at a time, each a copy of the state when save was called; saves made meanwhile collapse into the newest', async () => {
     const store = new SlowStore();
     const { checkpointer: c, bump } = checkpointer(store);
     const state = { records: [] as number[] };
@@ -57,8 +57,22 @@ describe('StoreCheckpointer', () => {
     }
     await Promise.all(saves);
     expect(store.maxRunning).toBe(1);
-    expect(store.saved.map((s) => (s.state as typeof state).records)).toEqual([[1], [1, 2], [1, 2, 3]]);
-    expect(store.saved.map((s) => s.seq)).toEqual([1, 2, 3]);
+    // The first save is written at once; the two made while it was written collapse into the newest.
+    expect(store.saved.map((s) => (s.state as typeof state).records)).toEqual([[1, 2, 3]]);
+    expect(store.saved.map((s) => s.seq)).toEqual([3]);
+    state.records.push(4);
+    bump();
+    const first = c.save({ state, used: { iterations: 4, elapsedMs: 0 } });
+    await sleep(0);
+    state.records.push(5);
+    bump();
+    const second = c.save({ state, used: { iterations: 5, elapsedMs: 0 } });
+    await Promise.all([first, second]);
+    expect(store.saved.map((s) => (s.state as typeof state).records)).toEqual([
+      [1, 2, 3],
+      [1, 2, 3, 4],
+      [1, 2, 3, 4, 5],
+    ]);
     expect(store.saved[0]).toMatchObject({
       format: 1,
       library: LIBRARY_VERSION,
@@ -88,10 +102,10 @@ describe('StoreCheckpointer', () => {
     const store = new SlowStore();
     const warnings: string[] = [];
     const { checkpointer: c } = checkpointer(store, warnings);
-    await c.save({ state: 'last', used: { iterations: 3, elapsedMs: 9 }, loop: { scope: 'x' } as never });
+    await c.save({ state: 'last', used: { iterations: 3, elapsedMs: 9 }, loops: [{ scope: 'x' } as never] });
     await c.finish({ status: 'succeeded' });
     expect(store.saved.at(-1)).toMatchObject({ status: 'finished', state: 'last', result: { status: 'succeeded' } });
-    expect(store.saved.at(-1)).not.toHaveProperty('loop');
+    expect(store.saved.at(-1)).not.toHaveProperty('loops');
     store.fail = true;
     await expect(c.finish({ status: 'failed' })).resolves.toBeUndefined();
     expect(warnings).toHaveLength(1);

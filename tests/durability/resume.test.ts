@@ -79,7 +79,8 @@ describe('harness.resume()', () => {
     const dir = await tempDir();
     const store = new MemoryRunStore();
     // The store keeps what a crash while the tool ran leaves: the call's start journaled, its end never.
-    store.freezeWhen = (s) => s.loop?.toolCalls.some((c) => c.toolName === toolName && c.state === 'started') ?? false;
+    store.freezeWhen = (s) =>
+      s.loops?.some((loop) => loop.toolCalls.some((c) => c.toolName === toolName && c.state === 'started')) ?? false;
     const stopped = await scenarioHarness(dir, LATENCY, { store }).run({ task: TASK, runId: 'r1' });
     expect(stopped.error?.code).toBe('store-failed');
     store.failSavesWith = undefined;
@@ -94,7 +95,7 @@ describe('harness.resume()', () => {
     if (toolName === 'write_note') {
       expect(resume).toMatchObject({
         stage: 'execute',
-        scope: 'subtask-1',
+        scopes: ['subtask-1'],
         redo: { interruptedToolCalls: [toolName] },
       });
       expect(first).toMatchObject({ isError: true });

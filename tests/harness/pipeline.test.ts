@@ -292,6 +292,7 @@ describe('createHarness: the report', () => {
         'warnings',
         'cost',
         'resumes',
+        'writeConflicts',
       ].sort(),
     );
     expect(report).toMatchObject({

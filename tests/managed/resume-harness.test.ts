@@ -72,7 +72,7 @@ describe('harness.resume() of a managed run', () => {
     expect(stopped.status).toBe('aborted');
     expect(writes).toEqual(['report.md']);
     const snapshot = JSON.parse(await readFile(path.join(dir, '.harness/run.json'), 'utf8'));
-    expect(snapshot).toMatchObject({ mode: 'managed', status: 'running', loop: { scope: 'execute-1' } });
+    expect(snapshot).toMatchObject({ mode: 'managed', status: 'running', loops: [{ scope: 'execute-1' }] });
     expect((snapshot.state as ManagedSnapshotState).position).toMatchObject({ stage: 'execute', round: 1 });
 
     const again = managedHarness(dir, writes);
@@ -90,7 +90,7 @@ describe('harness.resume() of a managed run', () => {
       type: 'run-resume',
       mode: 'managed',
       stage: 'execute',
-      scope: 'execute-1',
+      scopes: ['execute-1'],
       savedAt: snapshot.savedAt,
       redo: { modelCalls: 1, rerunToolCalls: [], interruptedToolCalls: [] },
     });

@@ -86,7 +86,7 @@ function memoryCheckpointer(runId: string, root: () => string, backend: Scripted
   const saved: Saved[] = [];
   let finished: unknown;
   const checkpointer: RunCheckpointer = {
-    async save({ state, used, loop }) {
+    async save({ state, used, loops }) {
       const snapshot: RunSnapshot = JSON.parse(
         JSON.stringify({
           format: 1,
@@ -102,7 +102,7 @@ function memoryCheckpointer(runId: string, root: () => string, backend: Scripted
           dataMark: MARK,
           used,
           state,
-          ...(loop ? { loop } : {}),
+          ...(loops ? { loops } : {}),
         }),
       );
       const workspaceCopy = copies ? await tempDir() : '';
@@ -116,6 +116,8 @@ function memoryCheckpointer(runId: string, root: () => string, backend: Scripted
     async finish(result) {
       finished = JSON.parse(JSON.stringify(result));
     },
+    // Every save above is done when it resolves: nothing is ever left in flight.
+    idle: async () => undefined,
   };
   return { checkpointer, saved, finished: () => finished };
 }
@@ -176,7 +178,7 @@ describe('managed run: snapshots and resume', () => {
     >;
     const saved = first.store.saved;
     // A snapshot before every stage and inside every executor loop.
-    const stages = saved.map((s) => `${stateOf(s.snapshot).position.stage}${s.snapshot.loop ? '+loop' : ''}`);
+    const stages = saved.map((s) => `${stateOf(s.snapshot).position.stage}${s.snapshot.loops ? '+loop' : ''}`);
     expect(new Set(stages)).toEqual(new Set(['manage', 'ask', 'execute', 'execute+loop', 'audit', 'end']));
     expect(first.store.finished()).toMatchObject({ status: 'succeeded' });
     // The finished run's report came from the folds: the same counts as its events.
@@ -190,7 +192,7 @@ describe('managed run: snapshots and resume', () => {
       expect(await outcome(result), where).toEqual(expected);
       // Each call was made once: before the stop or after the resume, never both (the stop came right after a save),
       // except that a write journaled as started is not run again but reported, and the model then repeats it.
-      const interrupted = (snapshot.loop?.toolCalls ?? []).filter((c) => c.state === 'started' && !c.readOnly);
+      const interrupted = (snapshot.loops?.[0]?.toolCalls ?? []).filter((c) => c.state === 'started' && !c.readOnly);
       const [resume] = resumed.run.events('run-resume');
       expect(resume?.redo.interruptedToolCalls, where).toEqual(interrupted.map((c) => c.toolName));
       for (const purpose of PURPOSES) {
@@ -216,7 +218,7 @@ describe('managed run: snapshots and resume', () => {
         stage: stateOf(snapshot).position.stage,
         savedAt: snapshot.savedAt,
       });
-      expect(resume?.scope, where).toBe(snapshot.loop?.scope);
+      expect(resume?.scopes, where).toEqual(snapshot.loops?.map((loop) => loop.scope));
       expect(resumed.run.events('run-start'), where).toEqual([]);
     }
   }, 60_000);
@@ -262,9 +264,9 @@ describe('managed run: snapshots and resume', () => {
     await first.run.run();
     // The save just after write_file returned in round 2: its result is in the journal.
     const afterTool = first.store.saved.find((s) =>
-      s.snapshot.loop?.toolCalls.some((c: LoopCheckpoint['toolCalls'][number]) => c.state === 'finished'),
+      s.snapshot.loops?.[0]?.toolCalls.some((c: LoopCheckpoint['toolCalls'][number]) => c.state === 'finished'),
     ) as Saved;
-    expect(afterTool.snapshot.loop?.scope).toBe('execute-2');
+    expect(afterTool.snapshot.loops?.[0]?.scope).toBe('execute-2');
     const resumed = await deterministicRun({ workspaceDir: afterTool.workspaceCopy, resume: afterTool.snapshot });
     const toolCalls: Array<EventOf<'tool-call'>> = [];
     resumed.run.bus.on('tool-call', (event) => toolCalls.push(event));
@@ -275,7 +277,7 @@ describe('managed run: snapshots and resume', () => {
     expect(resumed.backend.callsFor('execute').filter((r) => recordOf(r) === 'a')).toHaveLength(1);
     expect(resumed.run.events('run-resume')[0]).toMatchObject({
       stage: 'execute',
-      scope: 'execute-2',
+      scopes: ['execute-2'],
       redo: { modelCalls: 0, rerunToolCalls: [], interruptedToolCalls: [] },
     });
   }, 30_000);
@@ -358,6 +360,7 @@ describe('managed run: snapshots and resume', () => {
           await save(progress);
         },
         finish: first.store.checkpointer.finish,
+        idle: first.store.checkpointer.idle,
       };
       const failed = await first.run.run();
       expect(failed.status).toBe('failed');

@@ -396,85 +396,97 @@ describe('fitRequest properties', () => {
   const providerRatioArb = fc.oneof(fc.constant(1), fc.double({ min: 0.7, max: 1.5, noNaN: true }));
   const reserveArb = fc.option(fc.integer({ min: 0, max: 4_000 }), { nil: undefined });
 
-  it('never returns a request over the hard limit as the provider counts it, and keeps the structure', async () => {
-    const seen = { compress: 0, prune: 0 };
-    await fc.assert(
-      fc.asyncProperty(
-        dialogueArb,
-        summaryArb,
-        fc.constantFrom(8_000, 32_000, 128_000),
-        optionsArb,
-        providerRatioArb,
-        reserveArb,
-        async (specs, summary, window, options, providerRatio, maxOutputTokens) => {
-          const dialogue: Message[] = [...prefix];
-          specs.forEach((spec, r) => {
-            const calls = spec.outputs.map((_, i) => ({ id: `c${r}-${i}`, name: 'probe', arguments: '{}' }));
-            dialogue.push({
-              role: 'assistant',
-              content: `r${r} ${'t'.repeat(spec.reasoning)}`,
-              ...(calls.length ? { toolCalls: calls } : {}),
+  // The same tokenizer declaring the UTF-8 bound (one token per four characters never exceeds the bytes): requests
+  // far below the threshold are then sent without a count, and the guarantees must hold all the same.
+  const boundedQuarterTokenizer = { ...quarterTokenizer, boundedByUtf8Bytes: true };
+
+  it.each([
+    ['counted exactly', quarterTokenizer],
+    ['bounded by UTF-8 bytes', boundedQuarterTokenizer],
+  ])(
+    'never returns a request over the hard limit as the provider counts it, and keeps the structure (%s)',
+    async (_label, tokenizer) => {
+      const seen = { compress: 0, prune: 0 };
+      await fc.assert(
+        fc.asyncProperty(
+          dialogueArb,
+          summaryArb,
+          fc.constantFrom(8_000, 32_000, 128_000),
+          optionsArb,
+          providerRatioArb,
+          reserveArb,
+          async (specs, summary, window, options, providerRatio, maxOutputTokens) => {
+            const dialogue: Message[] = [...prefix];
+            specs.forEach((spec, r) => {
+              const calls = spec.outputs.map((_, i) => ({ id: `c${r}-${i}`, name: 'probe', arguments: '{}' }));
+              dialogue.push({
+                role: 'assistant',
+                content: `r${r} ${'t'.repeat(spec.reasoning)}`,
+                ...(calls.length ? { toolCalls: calls } : {}),
+              });
+              spec.outputs.forEach((size, i) =>
+                dialogue.push({ role: 'tool', toolCallId: `c${r}-${i}`, toolName: 'probe', content: 'o'.repeat(size) }),
+              );
             });
-            spec.outputs.forEach((size, i) =>
-              dialogue.push({ role: 'tool', toolCallId: `c${r}-${i}`, toolName: 'probe', content: 'o'.repeat(size) }),
-            );
-          });
-          const backend = fakeBackend(window, () => {
-            if (summary === 'fail') throw new Error('no summary');
-            return 's'.repeat(summary);
-          });
-          const memory = new MemoryManager({ tokenizer: quarterTokenizer, ...options });
-          const reported = Math.round(10_000 * providerRatio);
-          if (providerRatio !== 1) memory.observeUsage(backend, 10_000, { inputTokens: reported, outputTokens: 0 });
-          const factor = providerRatio === 1 ? 1 : (reported / 10_000) * CALIBRATION_MARGIN;
-          // A counter of its own: a stale or partial count inside the manager must not hide an oversized request.
-          const independent = new TokenCounter(quarterTokenizer);
-          const providerCount = (messages: Message[], specs: ToolSpec[]) =>
-            independent.request(messages, specs) * (reported / 10_000);
-          const reserve = maxOutputTokens ?? reservedOutputTokens(window);
-          const limit = Math.min(Math.floor(options.emergencyAt * window), window - reserve);
-          const scope = scopeFor(backend, hostWorkspace());
-          const rounds = splitRounds(dialogue, 2).rounds;
-          const isSummary = (m: Message) => typeof m.content === 'string' && m.content.startsWith(SUMMARY_HEADER);
-          try {
-            const fitted = await memory.fitRequest(
-              { messages: dialogue, tools, protectedCount: 2, maxOutputTokens },
-              scope,
-            );
-            expect(providerCount(fitted, tools)).toBeLessThanOrEqual(limit);
-            expect(providerCount(fitted, tools) + reserve).toBeLessThanOrEqual(window);
-            expectWellFormed(dialogue, fitted, 2, isSummary);
-            const summaryMessage = fitted.find(isSummary);
-            // Header, the summary (≤ 8 000 characters) and its two marker lines.
-            const markers = '\n⟦data-0123456789abcdef⟧\n\n⟦/data-0123456789abcdef⟧'.length;
-            expect((summaryMessage?.content.length ?? 0) - SUMMARY_HEADER.length - markers).toBeLessThanOrEqual(8_000);
-            // The last round is always kept as it was; after a compression alone, the last keepRecentRounds rounds are.
-            const pruned = scope.events.some((e) => e.type === 'memory-prune');
-            const verbatim = (pruned ? rounds.slice(-1) : rounds.slice(-options.keepRecentRounds)).flat();
-            const tail = fitted.slice(fitted.length - verbatim.length);
-            verbatim.forEach((message, i) => expect(tail[i]).toBe(message));
-            // The summariser's own requests fit its window too, with room for the answer it is allowed.
-            for (const call of backend.calls) {
-              expect(providerCount(call.messages, []) + (call.maxOutputTokens ?? 0)).toBeLessThanOrEqual(window);
+            const backend = fakeBackend(window, () => {
+              if (summary === 'fail') throw new Error('no summary');
+              return 's'.repeat(summary);
+            });
+            const memory = new MemoryManager({ tokenizer, ...options });
+            const reported = Math.round(10_000 * providerRatio);
+            if (providerRatio !== 1) memory.observeUsage(backend, 10_000, { inputTokens: reported, outputTokens: 0 });
+            const factor = providerRatio === 1 ? 1 : (reported / 10_000) * CALIBRATION_MARGIN;
+            // A counter of its own: a stale or partial count inside the manager must not hide an oversized request.
+            const independent = new TokenCounter(quarterTokenizer);
+            const providerCount = (messages: Message[], specs: ToolSpec[]) =>
+              independent.request(messages, specs) * (reported / 10_000);
+            const reserve = maxOutputTokens ?? reservedOutputTokens(window);
+            const limit = Math.min(Math.floor(options.emergencyAt * window), window - reserve);
+            const scope = scopeFor(backend, hostWorkspace());
+            const rounds = splitRounds(dialogue, 2).rounds;
+            const isSummary = (m: Message) => typeof m.content === 'string' && m.content.startsWith(SUMMARY_HEADER);
+            try {
+              const fitted = await memory.fitRequest(
+                { messages: dialogue, tools, protectedCount: 2, maxOutputTokens },
+                scope,
+              );
+              expect(providerCount(fitted, tools)).toBeLessThanOrEqual(limit);
+              expect(providerCount(fitted, tools) + reserve).toBeLessThanOrEqual(window);
+              expectWellFormed(dialogue, fitted, 2, isSummary);
+              const summaryMessage = fitted.find(isSummary);
+              // Header, the summary (≤ 8 000 characters) and its two marker lines.
+              const markers = '\n⟦data-0123456789abcdef⟧\n\n⟦/data-0123456789abcdef⟧'.length;
+              expect((summaryMessage?.content.length ?? 0) - SUMMARY_HEADER.length - markers).toBeLessThanOrEqual(
+                8_000,
+              );
+              // The last round is always kept as it was; after a compression alone, the last keepRecentRounds rounds are.
+              const pruned = scope.events.some((e) => e.type === 'memory-prune');
+              const verbatim = (pruned ? rounds.slice(-1) : rounds.slice(-options.keepRecentRounds)).flat();
+              const tail = fitted.slice(fitted.length - verbatim.length);
+              verbatim.forEach((message, i) => expect(tail[i]).toBe(message));
+              // The summariser's own requests fit its window too, with room for the answer it is allowed.
+              for (const call of backend.calls) {
+                expect(providerCount(call.messages, []) + (call.maxOutputTokens ?? 0)).toBeLessThanOrEqual(window);
+              }
+            } catch (error) {
+              expect(error).toBeInstanceOf(ContextOverflowError);
+              const lastAssistant = dialogue.findLastIndex((m, i) => i >= 2 && m.role === 'assistant');
+              const floor = independent.request(
+                [...prefix, ...(lastAssistant >= 0 ? dialogue.slice(lastAssistant) : [])],
+                tools,
+              );
+              expect(Math.ceil(floor * factor)).toBeGreaterThan(limit);
+            } finally {
+              seen.compress += scope.events.filter((e) => e.type === 'memory-compress').length;
+              seen.prune += scope.events.filter((e) => e.type === 'memory-prune').length;
             }
-          } catch (error) {
-            expect(error).toBeInstanceOf(ContextOverflowError);
-            const lastAssistant = dialogue.findLastIndex((m, i) => i >= 2 && m.role === 'assistant');
-            const floor = independent.request(
-              [...prefix, ...(lastAssistant >= 0 ? dialogue.slice(lastAssistant) : [])],
-              tools,
-            );
-            expect(Math.ceil(floor * factor)).toBeGreaterThan(limit);
-          } finally {
-            seen.compress += scope.events.filter((e) => e.type === 'memory-compress').length;
-            seen.prune += scope.events.filter((e) => e.type === 'memory-prune').length;
-          }
-        },
-      ),
-      { numRuns: 200 },
-    );
-    // The generated dialogues must actually exercise both mechanisms.
-    expect(seen.compress).toBeGreaterThan(5);
-    expect(seen.prune).toBeGreaterThan(5);
-  });
+          },
+        ),
+        { numRuns: 200 },
+      );
+      // The generated dialogues must actually exercise both mechanisms.
+      expect(seen.compress).toBeGreaterThan(5);
+      expect(seen.prune).toBeGreaterThan(5);
+    },
+  );
 });

@@ -129,7 +129,7 @@ describe('Planner: attachment previews', () => {
     expect(seen.at(-1)).toBeLessThanOrEqual(2_500);
     expect(userText(backend)).toContain("The previews were shortened to fit the model's context window.");
 
-    const tiny = new ScriptedBackend({ plan: [planOf('a')] }, { contextWindow: 800 });
+    const tiny = new ScriptedBackend({ plan: [planOf('a')] }, { contextWindow: 900 });
     await new Planner({ backend: tiny }).plan({
       request: 'r',
       attachments: ['attachments/a.md'],

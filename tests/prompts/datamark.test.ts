@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DataMark } from '../../src/prompts/datamark.js';
 
@@ -83,4 +84,66 @@ describe('DataMark on plain ASCII text', () => {
     expect(neutral.toLowerCase()).not.toContain(ID);
     expect(neutral).toBe('ordinary log line; boundary (boundary-id) and (boundary-id) end');
   });
+
+  it('neutralises exactly as a code-point-by-code-point search would, on any mix of marker pieces and text', () => {
+    const pieces = fc.constantFrom(
+      '⟦',
+      '〚',
+      '/',
+      'data-',
+      'DATA-',
+      fullwidth('data-'),
+      ID,
+      ID.toUpperCase(),
+      '\u200b',
+      '\u0301',
+      'é',
+      '漢',
+      '👍',
+      'ﬀ',
+      'a',
+      ' ',
+      '\n',
+      mark.open,
+      mark.close,
+    );
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(pieces, fc.string({ unit: 'binary', maxLength: 4 })), { maxLength: 24 }),
+        (parts) => {
+          const text = parts.join('');
+          expect(mark.neutralize(text)).toBe(referenceNeutralize(text));
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
 });
+
+/** The search of {@link DataMark.neutralize} done the slow, obvious way: every code point normalised on its own. */
+function referenceNeutralize(text: string): string {
+  const normalized = (t: string) =>
+    t
+      .normalize('NFKD')
+      .replace(/[\p{Default_Ignorable_Code_Point}\p{Cf}\p{M}]/gu, '')
+      .toLowerCase();
+  let view = '';
+  const origin: number[] = [];
+  let index = 0;
+  for (const char of text) {
+    const shown = normalized(char);
+    for (let i = 0; i < shown.length; i++) origin.push(index);
+    view += shown;
+    index += char.length;
+  }
+  let out = '';
+  let copied = 0;
+  for (const match of view.matchAll(new RegExp(`[⟦〚]/?data-|${ID}`, 'g'))) {
+    const start = origin[match.index] as number;
+    const last = origin[match.index + match[0].length - 1] as number;
+    const end = last + ((text.codePointAt(last) ?? 0) > 0xffff ? 2 : 1);
+    out += text.slice(copied, start) + (match[0] === ID ? '(boundary-id)' : `[${match[0].slice(1)}`);
+    copied = end;
+  }
+  return out + text.slice(copied);
+}

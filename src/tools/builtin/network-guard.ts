@@ -5,9 +5,8 @@
  * 127.0.0.1 and every redirect hop are covered. Only {@link NetworkOptions} is public.
  * @module
  */
-import { lookup as dnsLookup } from 'node:dns';
-import net, { type LookupFunction } from 'node:net';
-import ipaddr from 'ipaddr.js';
+import type { LookupFunction } from 'node:net';
+import type Ipaddr from 'ipaddr.js';
 import type { Agent, buildConnector } from 'undici';
 import { z } from 'zod';
 import { HarnessError } from '../../errors.js';
@@ -31,10 +30,15 @@ export interface NetworkOptions {
   denyHosts?: string[];
 }
 
+/** node:net, loaded by the first host check rather than with the package. */
+function net(): typeof import('node:net') {
+  return process.getBuiltinModule('node:net');
+}
+
 /** The host part of a URL, canonicalised the way WHATWG URLs are (lowercase, punycode, IPv4 in dotted form). */
 function canonicalHost(entry: string): string | undefined {
   const bare = entry.replace(/^\[(.*)\]$/, '$1');
-  if (net.isIPv6(bare)) return new URL(`http://[${bare}]/`).hostname;
+  if (net().isIPv6(bare)) return new URL(`http://[${bare}]/`).hostname;
   if (/[/:@?#\\\s[\]]/.test(entry)) return undefined;
   try {
     const url = new URL(`http://${entry}/`);
@@ -53,7 +57,7 @@ const HostPattern = z
   .transform((entry, ctx) => {
     const wildcard = entry.startsWith('*.');
     const host = canonicalHost(wildcard ? entry.slice(2) : entry);
-    if (host === undefined || (wildcard && net.isIP(host.replace(/^\[(.*)\]$/, '$1')) !== 0)) {
+    if (host === undefined || (wildcard && net().isIP(host.replace(/^\[(.*)\]$/, '$1')) !== 0)) {
       ctx.addIssue({ code: 'custom', message: `${HOST_PATTERN_HINT}; got ${JSON.stringify(entry)}` });
       return z.NEVER;
     }
@@ -81,11 +85,7 @@ const METADATA_HOSTS = new Set([
   'instance-data.ec2.internal',
 ]);
 /** Metadata addresses: AWS/GCP/Azure/OCI, AWS ECS task credentials, Alibaba Cloud, AWS over IPv6. */
-const METADATA_ADDRESSES = new Set(
-  ['169.254.169.254', '169.254.170.2', '100.100.100.200', 'fd00:ec2::254'].map((address) =>
-    ipaddr.parse(address).toString(),
-  ),
-);
+const METADATA_ADDRESS_LIST = ['169.254.169.254', '169.254.170.2', '100.100.100.200', 'fd00:ec2::254'];
 
 /** ipaddr.js ranges that `allowPrivate` opens; every other non-public range is always refused. */
 const PRIVATE_RANGES: Record<string, string> = {
@@ -97,20 +97,43 @@ const PRIVATE_RANGES: Record<string, string> = {
   deprecatedSiteLocal: 'a site-local IPv6 address',
 };
 
-const NAT64 = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
-const GLOBAL_UNICAST = ipaddr.IPv6.parseCIDR('2000::/3');
+/** ipaddr.js and what is parsed with it, built by the first address check. */
+interface AddressKit {
+  ipaddr: typeof Ipaddr;
+  metadataAddresses: Set<string>;
+  nat64: [Ipaddr.IPv6, number];
+  globalUnicast: [Ipaddr.IPv6, number];
+}
+
+let addressKit: AddressKit | undefined;
+
+function kit(): AddressKit {
+  if (!addressKit) {
+    // Required, not imported: Node reads a CommonJS package imported from ESM with its export lexer, and optimising
+    // the lexer on ipaddr.js's source alone adds about 7 MB of RSS to `import 'horizon-harness'`.
+    const lib = process.getBuiltinModule('node:module').createRequire(import.meta.url)('ipaddr.js') as typeof Ipaddr;
+    addressKit = {
+      ipaddr: lib,
+      metadataAddresses: new Set(METADATA_ADDRESS_LIST.map((address) => lib.parse(address).toString())),
+      nat64: lib.IPv6.parseCIDR('64:ff9b::/96'),
+      globalUnicast: lib.IPv6.parseCIDR('2000::/3'),
+    };
+  }
+  return addressKit;
+}
 
 /** The IPv4 address an IPv6 address stands for (mapped, translated, compatible, NAT64, 6to4), else the address itself. */
-function effectiveAddress(ip: ipaddr.IPv4 | ipaddr.IPv6): ipaddr.IPv4 | ipaddr.IPv6 {
+function effectiveAddress(ip: Ipaddr.IPv4 | Ipaddr.IPv6): Ipaddr.IPv4 | Ipaddr.IPv6 {
   if (ip.kind() === 'ipv4') return ip;
-  const v6 = ip as ipaddr.IPv6;
+  const { ipaddr, nat64 } = kit();
+  const v6 = ip as Ipaddr.IPv6;
   const bytes = v6.toByteArray();
   const range = v6.range();
-  const last4 = (): ipaddr.IPv4 => ipaddr.fromByteArray(bytes.slice(12)) as ipaddr.IPv4;
-  if (range === 'ipv4Mapped' || range === 'rfc6145' || v6.match(NAT64)) return last4();
+  const last4 = (): Ipaddr.IPv4 => ipaddr.fromByteArray(bytes.slice(12)) as Ipaddr.IPv4;
+  if (range === 'ipv4Mapped' || range === 'rfc6145' || v6.match(nat64)) return last4();
   // IPv4-compatible (::a.b.c.d, deprecated), but not :: and ::1 themselves.
   if (range === 'unicast' && bytes.slice(0, 12).every((byte) => byte === 0)) return last4();
-  if (range === '6to4') return ipaddr.fromByteArray(bytes.slice(2, 6)) as ipaddr.IPv4;
+  if (range === '6to4') return ipaddr.fromByteArray(bytes.slice(2, 6)) as Ipaddr.IPv4;
   return v6;
 }
 
@@ -118,18 +141,19 @@ type Verdict = { kind: 'public' } | { kind: 'private' | 'never'; what: string };
 
 /** Classifies an IP address: public, private (opened by `allowPrivate`), or never reachable. @internal */
 export function classifyAddress(address: string): Verdict {
-  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
+  const { ipaddr, metadataAddresses, globalUnicast } = kit();
+  let parsed: Ipaddr.IPv4 | Ipaddr.IPv6;
   try {
     parsed = ipaddr.parse(address.replace(/^\[(.*)\]$/, '$1'));
   } catch {
     return { kind: 'never', what: 'an address that could not be checked' };
   }
   const ip = effectiveAddress(parsed);
-  if (METADATA_ADDRESSES.has(ip.toString())) return { kind: 'never', what: 'a cloud metadata service' };
+  if (metadataAddresses.has(ip.toString())) return { kind: 'never', what: 'a cloud metadata service' };
   const range = ip.range();
   const privateWhat = PRIVATE_RANGES[range];
   if (privateWhat) return { kind: 'private', what: privateWhat };
-  if (range === 'unicast' && (ip.kind() === 'ipv4' || (ip as ipaddr.IPv6).match(GLOBAL_UNICAST)))
+  if (range === 'unicast' && (ip.kind() === 'ipv4' || (ip as Ipaddr.IPv6).match(globalUnicast)))
     return { kind: 'public' };
   const what: Record<string, string> = {
     unspecified: 'the unspecified address',
@@ -189,7 +213,7 @@ export class NetworkPolicy {
     if (host === 'localhost' || host.endsWith('.localhost'))
       this.#enforce(host, { kind: 'private', what: 'a loopback name' }, 'it is');
     const literal = host.replace(/^\[(.*)\]$/, '$1');
-    if (net.isIP(literal) !== 0) this.#enforce(host, classifyAddress(literal), 'it is');
+    if (net().isIP(literal) !== 0) this.#enforce(host, classifyAddress(literal), 'it is');
   }
 
   /** Checks an address a host name resolved to; the message names the host, never the internal address. */
@@ -248,13 +272,16 @@ function guardedLookup(policy: NetworkPolicy, resolve: LookupFunction): LookupFu
  */
 export async function guardedAgent(policy: NetworkPolicy, options: GuardedAgentOptions = {}): Promise<Agent> {
   const { Agent, buildConnector } = await undici();
-  const lookup = guardedLookup(policy, options.lookup ?? (dnsLookup as LookupFunction));
+  const lookup = guardedLookup(
+    policy,
+    options.lookup ?? (process.getBuiltinModule('node:dns').lookup as LookupFunction),
+  );
   const connector = options.connector ?? buildConnector({ lookup });
   return new Agent({
     connect: (connectOptions, callback) => {
       try {
         policy.checkHost(
-          net.isIPv6(connectOptions.hostname) ? `[${connectOptions.hostname}]` : connectOptions.hostname,
+          net().isIPv6(connectOptions.hostname) ? `[${connectOptions.hostname}]` : connectOptions.hostname,
         );
       } catch (refusal) {
         callback(refusal as HarnessError, null);

@@ -1,4 +1,3 @@
-import { spawnSync } from 'node:child_process';
 import { z } from 'zod';
 import { DEFAULTS } from '../../defaults.js';
 import { HarnessError } from '../../errors.js';
@@ -87,7 +86,11 @@ const PROBE = 'import json, sys; print(json.dumps([sys.version_info[0], sys.exec
 
 /** Finds `python` and returns where it lives; throws `HarnessError('tool-unavailable')` unless it runs and is Python 3. */
 function checkPython(python: string): PythonInstall {
-  const probe = spawnSync(python, ['-c', PROBE], { encoding: 'utf8', timeout: 15_000 });
+  // node:child_process on first use rather than with the package.
+  const probe = process.getBuiltinModule('node:child_process').spawnSync(python, ['-c', PROBE], {
+    encoding: 'utf8',
+    timeout: 15_000,
+  });
   let facts: unknown;
   try {
     facts = JSON.parse(probe.stdout);

@@ -5,7 +5,7 @@
  * killed when it ends. Details: docs/security.md.
  * @module
  */
-import { spawn, spawnSync, type ChildProcess, type StdioOptions } from 'node:child_process';
+import type { ChildProcess, StdioOptions } from 'node:child_process';
 import { lstatSync, mkdirSync } from 'node:fs';
 import type { Dirent } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
@@ -17,6 +17,11 @@ import { baseSandboxArgs, HARNESS_STATE_DIR, sandboxArgs } from './sandbox/mount
 
 export { sandboxArgs, type SandboxArgsOptions } from './sandbox/mounts.js';
 export type { ProcessLimitKind } from './sandbox/containment.js';
+
+/** node:child_process, loaded by the first command rather than with the package. */
+function childProcess(): typeof import('node:child_process') {
+  return process.getBuiltinModule('node:child_process');
+}
 
 /**
  * Processes one command (with everything it starts) may run at once, where a limit can be enforced.
@@ -60,7 +65,7 @@ const probes = new Map<string, BwrapProbe>();
 export function probeBwrap(bwrapPath = 'bwrap'): BwrapProbe {
   const cached = probes.get(bwrapPath);
   if (cached) return cached;
-  const result = spawnSync(bwrapPath, [...baseSandboxArgs(false), 'true'], {
+  const result = childProcess().spawnSync(bwrapPath, [...baseSandboxArgs(false), 'true'], {
     timeout: 10_000,
     encoding: 'utf8',
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -233,7 +238,12 @@ export function spawnInWorkspace(
       ]
     : inner;
   const [program, ...rest] = containment.outerCommand(argv) as [string, ...string[]];
-  const child = spawn(program, rest, { cwd, env, detached: true, stdio: options.stdio ?? ['ignore', 'pipe', 'pipe'] });
+  const child = childProcess().spawn(program, rest, {
+    cwd,
+    env,
+    detached: true,
+    stdio: options.stdio ?? ['ignore', 'pipe', 'pipe'],
+  });
   const kill = (): void => {
     killProcessTree(child);
     containment.killAll();

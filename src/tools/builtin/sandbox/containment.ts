@@ -4,9 +4,13 @@
  * `RLIMIT_NPROC` inside bubblewrap's user namespace otherwise.
  * @module
  */
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+
+/** `bytes` random bytes in hex; node:crypto loads with the first command rather than with the package. */
+function randomHex(bytes: number): string {
+  return process.getBuiltinModule('node:crypto').randomBytes(bytes).toString('hex');
+}
 
 /** The environment variable that tags every process of one command; the harness kills whatever carries it. */
 export const PROCESS_TOKEN_ENV = 'HORIZON_HARNESS_PROCESS_TOKEN';
@@ -42,7 +46,7 @@ function pidsCgroupBase(): string | null {
     }
   }
   for (const dir of candidates) {
-    const trial = path.join(dir, `horizon-harness-probe-${process.pid}-${randomBytes(4).toString('hex')}`);
+    const trial = path.join(dir, `horizon-harness-probe-${process.pid}-${randomHex(4)}`);
     try {
       mkdirSync(trial);
       const usable = existsSync(path.join(trial, 'pids.max'));
@@ -82,7 +86,7 @@ export function processLimitKind(sandboxed: boolean): ProcessLimitKind {
 /** One command's processes: how to start them tagged and limited, and how to end all of them. @internal */
 export class Containment {
   /** Random per call: nothing else carries it. */
-  readonly token = randomBytes(16).toString('hex');
+  readonly token = randomHex(16);
   private readonly cgroup: string | undefined;
 
   constructor(

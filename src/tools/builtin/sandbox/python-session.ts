@@ -4,7 +4,6 @@
  * program prints or writes can throw inside the harness: a malformed result ends the session, reported as such.
  * @module
  */
-import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { OutputCapture } from './output-capture.js';
 import { spawnInWorkspace, type SpawnInWorkspaceOptions, type WorkspaceProcess } from '../sandbox.js';
@@ -170,7 +169,7 @@ export class PythonSession {
 
   private runNow(code: string, timeoutMs: number, signal: AbortSignal, maxChars: number): Promise<CellReply> {
     return new Promise((resolve) => {
-      const nonce = randomBytes(16).toString('hex');
+      const nonce = process.getBuiltinModule('node:crypto').randomBytes(16).toString('hex');
       const marker = `\n${nonce}\n`;
       const cell: ActiveCell = {
         nonce,

@@ -1,0 +1,71 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import { describe, expect, it } from 'vitest';
+import type { RunSnapshot } from '../../src/durability/types.js';
+import { createHarness } from '../../src/harness/harness.js';
+import { ScriptedBackend } from '../../src/testing/scripted-backend.js';
+import { submit, toolCall } from '../../src/testing/replies.js';
+import { defineTool } from '../../src/tools/define-tool.js';
+import { tempDir } from '../harness/helpers.js';
+import { MemoryRunStore } from './memory-store.js';
+
+/** A store whose every save takes a while, and that knows how many are under way. */
+class SlowStore extends MemoryRunStore {
+  inFlight = 0;
+  override async save(runId: string, snapshot: RunSnapshot): Promise<void> {
+    this.inFlight += 1;
+    try {
+      await sleep(40);
+      await super.save(runId, snapshot);
+    } finally {
+      this.inFlight -= 1;
+    }
+  }
+}
+
+/** A read-only tool that waits until aborted: its start is saved behind the loop, not waited for. */
+const waitForAbort = defineTool({
+  name: 'wait_for_abort',
+  description: 'Waits until aborted.',
+  input: z.object({}),
+  readOnly: true,
+  execute: (_input, ctx) =>
+    new Promise<string>((_resolve, reject) => {
+      ctx.signal.addEventListener('abort', () => reject(new Error('stopped')), { once: true });
+    }),
+});
+
+describe('the end of a run with snapshots saved behind it', () => {
+  it('returns from an aborted run only once no save is under way', async () => {
+    const store = new SlowStore();
+    const harness = createHarness({
+      backend: new ScriptedBackend({ execute: [toolCall('wait_for_abort', {}, 'call-wait')] }),
+      tools: [waitForAbort],
+      decomposition: false,
+      verification: false,
+      workspace: await tempDir(),
+      store,
+    });
+    const controller = new AbortController();
+    harness.on('tool-call', () => controller.abort());
+    const result = await harness.run({ task: 'wait', signal: controller.signal });
+    expect(result.status).toBe('aborted');
+    expect(store.inFlight).toBe(0);
+    expect(store.saves).toBeGreaterThan(0);
+  });
+
+  it('returns from a finished run with its finished snapshot stored', async () => {
+    const store = new SlowStore();
+    const harness = createHarness({
+      backend: new ScriptedBackend({ execute: [submit('done')] }),
+      decomposition: false,
+      verification: false,
+      workspace: await tempDir(),
+      store,
+    });
+    const result = await harness.run('answer');
+    expect(result.status).toBe('succeeded');
+    expect(store.inFlight).toBe(0);
+    expect((await store.load(result.runId))?.status).toBe('finished');
+  });
+});
