@@ -139,8 +139,9 @@ export interface ResumeRedo {
 
 /**
  * A run's link to its store, as a mode uses it; the harness builds one per run and fills in the snapshot's header
- * (version, fingerprint, event sequence number, input, workspace, data mark). Saves are serialised and each is
- * awaited before the run goes on.
+ * (version, fingerprint, event sequence number, input, workspace, data mark). Saves never overlap: those made while
+ * one is being written collapse into the newest, and each save's promise resolves once it, or a newer one, is
+ * stored (the run's `durability` decides which of them it waits for).
  * @internal
  */
 export interface RunCheckpointer {

@@ -106,7 +106,7 @@ export class TokenCounter {
   }
 
   /**
-   * At least {@link text}'s figure, calibrated: the text's UTF-8 byte length, not exact; a tokenizer that is not
+   * At least {@link TokenCounter.text}'s figure, calibrated: the text's UTF-8 byte length, not exact; a tokenizer that is not
    * `boundedByUtf8Bytes` counts it (exact).
    */
   textBound(text: string, factor = this.calibration): { tokens: number; exact: boolean } {
