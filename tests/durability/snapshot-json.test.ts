@@ -19,7 +19,7 @@ const message: fc.Arbitrary<Message> = fc.oneof(
   }),
 );
 
-function snapshotWith(dialogue: Message[], state: unknown): RunSnapshot {
+function snapshotWith(dialogue: Message[], state: unknown, others: Message[][] = []): RunSnapshot {
   return {
     format: 1,
     library: '0.0.0',
@@ -48,6 +48,20 @@ function snapshotWith(dialogue: Message[], state: unknown): RunSnapshot {
         invalid: { key: null, count: 0 },
         toolCalls: [],
       },
+      // Parallel subtasks: further loops, each with a dialogue of its own.
+      ...others.map((other, index) => ({
+        purpose: 'execute' as const,
+        scope: `s${index + 2}`,
+        iterations: 1,
+        dialogue: other,
+        usage: { inputTokens: 0, outputTokens: 0 },
+        peakRequestTokens: 0,
+        lastText: '',
+        cutOff: '',
+        toolFiles: [],
+        invalid: { key: null, count: 0 },
+        toolCalls: [],
+      })),
     ],
   };
 }
@@ -59,10 +73,11 @@ describe('snapshotJson', () => {
         fc.array(message, { maxLength: 8 }),
         fc.array(message, { maxLength: 3 }),
         fc.jsonValue(),
-        (a, b, state) => {
-          const first = snapshotWith(a, state);
+        fc.array(fc.array(message, { maxLength: 3 }), { maxLength: 2 }),
+        (a, b, state, others) => {
+          const first = snapshotWith(a, state, others);
           expect(snapshotJson(first)).toBe(JSON.stringify(first));
-          const later = snapshotWith([...a, ...b], { state, dialogue: 'a text field named dialogue' });
+          const later = snapshotWith([...a, ...b], { state, dialogue: 'a text field named dialogue' }, others);
           expect(snapshotJson(later)).toBe(JSON.stringify(later));
         },
       ),
