@@ -12,7 +12,7 @@ import { HarnessError } from '../errors.js';
 import { errnoCode } from '../workspace/file-errors.js';
 import { openNoFollowDir } from '../workspace/no-follow-dir.js';
 import { readRegularFile, writeAtomically } from '../workspace/safe-fs.js';
-import { snapshotJson } from './snapshot-json.js';
+import { snapshotChunks } from './snapshot-json.js';
 import type { RunSnapshot, RunStore } from './types.js';
 
 /** Options of {@link FileRunStore}. */
@@ -25,6 +25,7 @@ export interface FileRunStoreOptions {
 const IN_WORKSPACE = Symbol('in-workspace');
 
 const WORKSPACE_DIR = '.harness';
+const NEWLINE = Buffer.from('\n');
 const WORKSPACE_FILE = 'run.json';
 /** File names stay well below the usual 255-byte limit. */
 const MAX_ENCODED_ID = 200;
@@ -79,9 +80,9 @@ export class FileRunStore implements RunStore {
         `The snapshot passed to FileRunStore.save("${runId}") is of run "${String(snapshot?.runId)}"; save each run's snapshot under its own id.`,
       );
     }
-    let bytes: Buffer;
+    let bytes: Buffer[];
     try {
-      bytes = Buffer.from(`${snapshotJson(snapshot)}\n`, 'utf8');
+      bytes = [...snapshotChunks(snapshot), NEWLINE];
     } catch (error) {
       throw this.failure(`Could not save the snapshot of run "${runId}": it is not plain JSON`, file, error);
     }

@@ -1,53 +1,71 @@
 /**
- * A run snapshot as JSON text, made cheaply: a loop's dialogue is most of a snapshot and changes by a message or two
- * between saves, so each message is serialised once and its text reused by every later save.
+ * A run snapshot as UTF-8 JSON, made cheaply: a loop's dialogue is most of a snapshot and changes by a message or two
+ * between saves, so each message is encoded once and its bytes reused by every later save, which writes them as they
+ * are (no joined copy of the whole dialogue).
  * @module
  */
 import type { Message } from '../backend/types.js';
 import type { RunSnapshot } from './types.js';
 
 // Messages are never changed once made (the harness replaces them instead), so a message object's JSON never changes.
-const messageJson = new WeakMap<object, string>();
+const messageBytes = new WeakMap<object, Buffer>();
+const OPEN = Buffer.from('[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']');
 
 /** A random stand-in for a dialogue, drawn once per process: no text of a snapshot can contain it. */
 let standIn: string | undefined;
 
 /**
- * `JSON.stringify(snapshot)`, byte for byte, with the JSON of each message of a loop's `dialogue` cached by object:
- * the work per save is the new messages and the joining, not the whole dialogue again. Throws what `JSON.stringify`
+ * The UTF-8 bytes of `JSON.stringify(snapshot)`, exactly, as consecutive chunks: the JSON of each message of a
+ * loop's `dialogue` is encoded once per message object and shared by every save. Throws what `JSON.stringify`
  * throws (a value that is not plain JSON).
  */
-export function snapshotJson(snapshot: RunSnapshot): string {
+export function snapshotChunks(snapshot: RunSnapshot): Buffer[] {
   const loops = snapshot.loops;
-  if (!Array.isArray(loops) || !loops.some((loop) => Array.isArray(loop?.dialogue))) return JSON.stringify(snapshot);
+  if (!Array.isArray(loops) || !loops.some((loop) => Array.isArray(loop?.dialogue))) {
+    return [Buffer.from(JSON.stringify(snapshot), 'utf8')];
+  }
   standIn ??= `\u0000dialogue-${process.getBuiltinModule('node:crypto').randomBytes(8).toString('hex')}-`;
   const marks = loops.map((_, index) => `${standIn}${index}`);
-  // Each dialogue is left out of the skeleton as its stand-in, then its cached text is spliced in where that stands.
+  // Each dialogue is left out of the skeleton as its stand-in, then its cached bytes go where that stands.
   const skeleton = JSON.stringify({
     ...snapshot,
     loops: loops.map((loop, index) => (Array.isArray(loop?.dialogue) ? { ...loop, dialogue: marks[index] } : loop)),
   });
-  let json = '';
+  const chunks: Buffer[] = [];
   let copied = 0;
   for (const [index, loop] of loops.entries()) {
     if (!Array.isArray(loop?.dialogue)) continue;
     const quoted = JSON.stringify(marks[index]);
     const at = skeleton.indexOf(quoted, copied);
-    json += skeleton.slice(copied, at) + dialogueJson(loop.dialogue);
+    chunks.push(Buffer.from(skeleton.slice(copied, at), 'utf8'), ...dialogueChunks(loop.dialogue));
     copied = at + quoted.length;
   }
-  return json + skeleton.slice(copied);
+  chunks.push(Buffer.from(skeleton.slice(copied), 'utf8'));
+  return chunks;
 }
 
-function dialogueJson(dialogue: readonly Message[]): string {
-  const parts = dialogue.map((message) => {
-    if (typeof message !== 'object' || message === null) return JSON.stringify(message) ?? 'null';
-    let json = messageJson.get(message);
-    if (json === undefined) {
-      json = JSON.stringify(message);
-      messageJson.set(message, json);
+/** {@link snapshotChunks} joined into one string: for stores that take the JSON text whole. */
+export function snapshotJson(snapshot: RunSnapshot): string {
+  return Buffer.concat(snapshotChunks(snapshot)).toString('utf8');
+}
+
+function dialogueChunks(dialogue: readonly Message[]): Buffer[] {
+  const chunks: Buffer[] = [OPEN];
+  for (const [index, message] of dialogue.entries()) {
+    if (index > 0) chunks.push(COMMA);
+    if (typeof message !== 'object' || message === null) {
+      chunks.push(Buffer.from(JSON.stringify(message) ?? 'null', 'utf8'));
+      continue;
     }
-    return json;
-  });
-  return `[${parts.join(',')}]`;
+    let bytes = messageBytes.get(message);
+    if (bytes === undefined) {
+      bytes = Buffer.from(JSON.stringify(message), 'utf8');
+      messageBytes.set(message, bytes);
+    }
+    chunks.push(bytes);
+  }
+  chunks.push(CLOSE);
+  return chunks;
 }
