@@ -37,9 +37,14 @@ describe.skipIf(noBwrap)(
       await rm(rootFile, { force: true });
     });
 
-    // The default policy: `cat` is allow-listed, its absolute paths need approval, which is given here.
-    const shell = executeCommandTool({ sandbox: 'bwrap', approve: () => true });
-    const run = async (command: string): Promise<string> => textOf(await shell.execute({ command }, test.ctx));
+    // The default policy: `cat` is allow-listed, its absolute paths need approval, which is given here. Made on first
+    // use: without bwrap this suite is skipped, and building the tool would throw while its body is collected.
+    let made: ReturnType<typeof executeCommandTool> | undefined;
+    const shell = () => {
+      made ??= executeCommandTool({ sandbox: 'bwrap', approve: () => true });
+      return made;
+    };
+    const run = async (command: string): Promise<string> => textOf(await shell().execute({ command }, test.ctx));
 
     it('cannot read files in HOME, /root or /etc/shadow from the shell', async () => {
       const text = await run(`cat ${homeFile}; cat ${rootFile}; cat /etc/shadow; ls /root /home; echo end`);
@@ -99,7 +104,7 @@ describe.skipIf(noBwrap)(
     it.runIf(limited || process.env.CI === 'true')(
       'bounds a fork bomb at the process limit (256 by default)',
       async () => {
-        expect(shell.sandbox.processLimit).not.toBe('none');
+        expect(shell().sandbox.processLimit).not.toBe('none');
         const bomb = [
           'import subprocess',
           'started, failed = [], 0',
