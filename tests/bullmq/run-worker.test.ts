@@ -206,8 +206,10 @@ describe.skipIf(!probe.available)(`run worker on redis-server (${probe.reason})`
     while (!events.some((e) => e.type === 'llm-request' && e.scope === 'subtask-2')) {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    const before = await store.load(runId);
     await redis.set(`${worker.toKey(runId)}:lock`, 'token-of-another-worker', 'PX', 60_000);
+    // Read after the lock moved: Redis runs each fenced save whole, so a save that ran before the move is in this
+    // copy (saves go on behind the run) and every one after it is refused.
+    const before = await store.load(runId);
     while (!events.some((e) => e.type === 'run-finish')) await new Promise((resolve) => setTimeout(resolve, 20));
 
     const finish = events.find((e) => e.type === 'run-finish');
