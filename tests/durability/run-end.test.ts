@@ -1,12 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import type { RunSnapshot } from '../../src/durability/types.js';
 import { createHarness } from '../../src/harness/harness.js';
 import { ScriptedBackend } from '../../src/testing/scripted-backend.js';
 import { submit, toolCall } from '../../src/testing/replies.js';
-import { defineTool } from '../../src/tools/define-tool.js';
-import { tempDir } from '../harness/helpers.js';
+import { hang, tempDir } from '../harness/helpers.js';
 import { MemoryRunStore } from './memory-store.js';
 
 /** A store whose every save takes a while, and that knows how many are under way. */
@@ -23,23 +21,14 @@ class SlowStore extends MemoryRunStore {
   }
 }
 
-/** A read-only tool that waits until aborted: its start is saved behind the loop, not waited for. */
-const waitForAbort = defineTool({
-  name: 'wait_for_abort',
-  description: 'Waits until aborted.',
-  input: z.object({}),
-  readOnly: true,
-  execute: (_input, ctx) =>
-    new Promise<string>((_resolve, reject) => {
-      ctx.signal.addEventListener('abort', () => reject(new Error('stopped')), { once: true });
-    }),
-});
+/** The waiting tool, read-only: its start is saved behind the loop, not waited for. */
+const waitForAbort = { ...hang, readOnly: true };
 
 describe('the end of a run with snapshots saved behind it', () => {
   it('returns from an aborted run only once no save is under way', async () => {
     const store = new SlowStore();
     const harness = createHarness({
-      backend: new ScriptedBackend({ execute: [toolCall('wait_for_abort', {}, 'call-wait')] }),
+      backend: new ScriptedBackend({ execute: [toolCall('hang', {}, 'call-hang')] }),
       tools: [waitForAbort],
       decomposition: false,
       verification: false,

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Message } from '../../src/backend/types.js';
 import { snapshotJson } from '../../src/durability/snapshot-json.js';
-import type { RunSnapshot } from '../../src/durability/types.js';
+import type { LoopCheckpoint, RunSnapshot } from '../../src/durability/types.js';
 
 const message: fc.Arbitrary<Message> = fc.oneof(
   fc.record({ role: fc.constant('user' as const), content: fc.string({ unit: 'binary' }) }),
@@ -19,6 +19,24 @@ const message: fc.Arbitrary<Message> = fc.oneof(
   }),
 );
 
+/** An executor loop's checkpoint of scope `scope` holding `dialogue`. */
+function loopWith(scope: string, dialogue: Message[]): LoopCheckpoint {
+  return {
+    purpose: 'execute',
+    scope,
+    iterations: 1,
+    dialogue,
+    usage: { inputTokens: 0, outputTokens: 0 },
+    peakRequestTokens: 0,
+    lastText: '',
+    cutOff: '',
+    toolFiles: [],
+    invalid: { key: null, count: 0 },
+    toolCalls: [],
+  };
+}
+
+/** A snapshot whose first loop holds `dialogue`; `others` are the dialogues of further loops (parallel subtasks). */
 function snapshotWith(dialogue: Message[], state: unknown, others: Message[][] = []): RunSnapshot {
   return {
     format: 1,
@@ -34,35 +52,7 @@ function snapshotWith(dialogue: Message[], state: unknown, others: Message[][] =
     dataMark: '0123456789abcdef',
     used: { iterations: 0, elapsedMs: 0 },
     state,
-    loops: [
-      {
-        purpose: 'execute',
-        scope: 's',
-        iterations: 1,
-        dialogue,
-        usage: { inputTokens: 0, outputTokens: 0 },
-        peakRequestTokens: 0,
-        lastText: '',
-        cutOff: '',
-        toolFiles: [],
-        invalid: { key: null, count: 0 },
-        toolCalls: [],
-      },
-      // Parallel subtasks: further loops, each with a dialogue of its own.
-      ...others.map((other, index) => ({
-        purpose: 'execute' as const,
-        scope: `s${index + 2}`,
-        iterations: 1,
-        dialogue: other,
-        usage: { inputTokens: 0, outputTokens: 0 },
-        peakRequestTokens: 0,
-        lastText: '',
-        cutOff: '',
-        toolFiles: [],
-        invalid: { key: null, count: 0 },
-        toolCalls: [],
-      })),
-    ],
+    loops: [loopWith('s', dialogue), ...others.map((other, index) => loopWith(`s${index + 2}`, other))],
   };
 }
 
