@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { Queue } from 'bullmq';
 import { createRunWorker, enqueueRun, type RunJobData } from '../src/bullmq/index.js';
 import { createHarness } from '../src/harness/harness.js';
-import type { RunResult } from '../src/pipeline/types.js';
+import type { RunResult } from '../src/contracts/work.js';
 import { planOf, ScriptedBackend, submit } from '../src/testing/index.js';
 import { startRedisServer } from '../tests/support/redis-server.js';
 

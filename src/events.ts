@@ -13,7 +13,7 @@ import type {
   RunWarningCode,
   SubtaskRecord,
   Verdict,
-} from './pipeline/types.js';
+} from './contracts/work.js';
 import type {
   AuditFinding,
   AuditIntegrity,
@@ -22,7 +22,7 @@ import type {
   ManagerNext,
   RecordDraft,
   TaskState,
-} from './pipeline/task-state.js';
+} from './contracts/task-state.js';
 
 /** Fields every event carries. */
 export interface EventBase {

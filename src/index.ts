@@ -81,7 +81,7 @@ export type {
   SubtaskRecord,
   Verdict,
   WriteConflict,
-} from './pipeline/types.js';
+} from './contracts/work.js';
 export type { ExecutionMemory, MemoryScope, PendingRequest } from './memory/types.js';
 export type { ImagePart, ObservationKind, Tool, ToolContext, ToolInvocation, ToolOutput } from './tools/types.js';
 export type { AppendResult, ArtifactRecord, Workspace, WriteOrigin } from './workspace/types.js';
@@ -99,7 +99,7 @@ export { RetryOptionsSchema } from './backend/options.js';
 export { defineTool, type ToolDefinition } from './tools/define-tool.js';
 export { ToolRegistry, RESERVED_TOOL_NAMES, type InvokeOptions, type ToolRegistryOptions } from './tools/registry.js';
 export { Executor, type ExecutorOptions } from './executor/executor.js';
-export type { Durability, ExecutorLike, ExecutorResult, ExecutorRunInput } from './executor/types.js';
+export type { Durability, ExecutorLike, ExecutorResult, ExecutorRunInput } from './contracts/executor.js';
 export { SUBMIT_ANSWER_TOOL } from './prompts/executor.js';
 
 // --- execution memory (src/memory) ---
@@ -257,7 +257,7 @@ export {
   type Sampling,
 } from './llm/index.js';
 
-// --- managed mode (src/managed) ---
+// --- managed mode (src/modes/managed) ---
 export {
   AGENT_ENV_ALLOWLIST,
   AUDITOR_PROMPT,
@@ -313,4 +313,4 @@ export {
   type RoleTokens,
   type TaskRecord,
   type TaskState,
-} from './managed/index.js';
+} from './modes/managed/index.js';

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import type { Job } from 'bullmq';
 import type { Harness } from '../harness/harness.js';
-import type { RunResult } from '../pipeline/types.js';
+import type { RunResult } from '../contracts/work.js';
 import { HarnessError } from '../errors.js';
 import { runJobData, type RunJobData } from './enqueue-run.js';
 import type { RedisRunStore } from './redis-run-store.js';

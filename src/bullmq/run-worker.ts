@@ -6,7 +6,7 @@
 import type { ConnectionOptions, Job, Worker, WorkerOptions } from 'bullmq';
 import { HarnessError } from '../errors.js';
 import type { Harness } from '../harness/harness.js';
-import type { RunResult } from '../pipeline/types.js';
+import type { RunResult } from '../contracts/work.js';
 import type { RunJobData } from './enqueue-run.js';
 import { loadBullMQ, loadIORedis } from './peer.js';
 import { processRunJob, type RunJobContext, type RunJobDeps } from './process-run-job.js';

@@ -4,7 +4,7 @@
  * @module
  */
 import type { HarnessEvent } from '../events.js';
-import type { RunResult } from '../pipeline/types.js';
+import type { RunResult } from '../contracts/work.js';
 import type { CliOutput } from './io.js';
 import type { RunReporter } from './reporter.js';
 import { Spinner } from './spinner.js';

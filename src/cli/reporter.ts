@@ -3,7 +3,7 @@
  * @module
  */
 import type { HarnessEvent } from '../events.js';
-import type { RunResult } from '../pipeline/types.js';
+import type { RunResult } from '../contracts/work.js';
 
 /** Receives a run from start to finish. */
 export interface RunReporter {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { HarnessError } from '../errors.js';
 import { createHarness } from '../harness/harness.js';
-import type { RunResult } from '../pipeline/types.js';
+import type { RunResult } from '../contracts/work.js';
 import type { ChosenBackend } from './backend-choice.js';
 import { EXIT_CODES, type CliIo } from './io.js';
 import { JsonLinesReporter } from './json-lines.js';

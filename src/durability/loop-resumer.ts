@@ -4,7 +4,7 @@
  * in goes on from its saved state.
  * @module
  */
-import type { Durability, ExecutorLike, ExecutorRunInput } from '../executor/types.js';
+import type { Durability, ExecutorLike, ExecutorRunInput } from '../contracts/executor.js';
 import type { LoopCheckpoint } from './types.js';
 
 /**

@@ -13,7 +13,7 @@ import { EXECUTION_MEMORY_SHAPE, isExecutionMemory, type ExecutionMemory } from 
 import { EXECUTOR_SYSTEM_PROMPT } from '../prompts/executor.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { Loop, type LoopSettings } from './loop.js';
-import type { ExecutorResult, ExecutorRunInput } from './types.js';
+import type { ExecutorResult, ExecutorRunInput } from '../contracts/executor.js';
 
 const MAX_TIMER_MS = 2_147_483_647;
 

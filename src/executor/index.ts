@@ -3,4 +3,4 @@
  * @module
  */
 export { Executor, type ExecutorOptions } from './executor.js';
-export type { Durability, ExecutorLike, ExecutorResult, ExecutorRunInput } from './types.js';
+export type { Durability, ExecutorLike, ExecutorResult, ExecutorRunInput } from '../contracts/executor.js';

@@ -11,7 +11,7 @@ import type { MemoryScope, PendingRequest } from '../memory/types.js';
 import type { DataMark } from '../prompts/datamark.js';
 import type { LoopProgress } from './loop-journal.js';
 import type { LoopSettings } from './loop.js';
-import type { ExecutorRunInput } from './types.js';
+import type { ExecutorRunInput } from '../contracts/executor.js';
 
 /** The system prompt and the task message are never summarised or pruned. */
 const PROTECTED_COUNT = 2;

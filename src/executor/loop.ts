@@ -33,7 +33,7 @@ import {
 import { LoopModel } from './loop-model.js';
 import { SUBMIT_SPEC } from './submission.js';
 import { runToolRound, type ToolRoundHost } from './tool-round.js';
-import type { ExecutorResult, ExecutorRunInput } from './types.js';
+import type { ExecutorResult, ExecutorRunInput } from '../contracts/executor.js';
 
 const MAX_TIMER_MS = 2_147_483_647;
 

@@ -11,7 +11,7 @@ import { SUBMIT_ANSWER_TOOL, wrapToolOutput } from '../prompts/executor.js';
 import type { InvokeOptions, ToolRegistry } from '../tools/registry.js';
 import type { ToolContext, ToolInvocation } from '../tools/types.js';
 import { parseSubmission } from './submission.js';
-import type { ExecutorRunInput } from './types.js';
+import type { ExecutorRunInput } from '../contracts/executor.js';
 
 /** What a round uses of its loop. */
 export interface ToolRoundHost {

@@ -2,9 +2,14 @@
 export { createHarness, Harness, type RunInput } from './harness.js';
 export type { CloseResult, WorkspaceOption, WorkspaceSettings } from './workspace-lifecycle.js';
 export type { RunStream } from './run-stream.js';
-export { HarnessOptionsSchema, type HarnessOptions, type RoleName, type SamplingOption } from './options.js';
-export { buildReport } from './report.js';
-export { partialDeliverable, renderCheckpoints, renderDeliverable, toCheckpoint } from '../pipeline/checkpoints.js';
+export {
+  HarnessOptionsSchema,
+  type HarnessOptions,
+  type RoleName,
+  type SamplingOption,
+} from '../modes/shared/options.js';
+export { buildReport } from '../modes/shared/report.js';
+export { partialDeliverable, renderCheckpoints, renderDeliverable, toCheckpoint } from '../handoff/checkpoints.js';
 export type {
   Checkpoint,
   Defect,
@@ -16,4 +21,4 @@ export type {
   SubtaskRecord,
   Verdict,
   WriteConflict,
-} from '../pipeline/types.js';
+} from '../contracts/work.js';

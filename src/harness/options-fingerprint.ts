@@ -7,7 +7,7 @@ import { flattenFields, makeFingerprint, shortHash } from '../durability/fingerp
 import type { OptionsFingerprint } from '../durability/types.js';
 import { parseMemoryOptions } from '../memory/options.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import { ROLE_NAMES, type ResolvedHarnessOptions } from './options.js';
+import { ROLE_NAMES, type ResolvedHarnessOptions } from '../modes/shared/options.js';
 
 /**
  * The options that change a run's course, as fields: mode, decomposition, verification, every limit, managed mode's

@@ -4,7 +4,7 @@
  */
 import { HarnessError } from '../errors.js';
 import type { HarnessEvent, HarnessEvents } from '../events.js';
-import type { RunResult } from '../pipeline/types.js';
+import type { RunResult } from '../contracts/work.js';
 import { normalizeInput, type RunInput } from './input.js';
 
 /**

@@ -3,12 +3,12 @@
  * the temporary ones removed by `harness.close()` as the `workspace` option says.
  * @module
  */
-import type { RunResult } from '../pipeline/types.js';
+import type { RunResult } from '../contracts/work.js';
 import { stat } from 'node:fs/promises';
 import { HarnessError, toHarnessError } from '../errors.js';
 import { LocalWorkspace } from '../workspace/local-workspace.js';
 import { SealableWorkspace } from '../workspace/sealable-workspace.js';
-import type { Workspace } from '../workspace/types.js';
+import { isWorkspace, type Workspace } from '../workspace/types.js';
 import { lockWorkspace } from '../workspace/workspace-lock.js';
 
 /** Where runs work and what `harness.close()` removes; see the `workspace` option of `createHarness`. */
@@ -158,14 +158,4 @@ export class RunWorkspaces {
       );
     }
   }
-}
-
-/** A Workspace object (it has `resolve` and `root`), as opposed to a path or {@link WorkspaceSettings}. @internal */
-export function isWorkspace(value: unknown): value is Workspace {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as { resolve?: unknown }).resolve === 'function' &&
-    typeof (value as { root?: unknown }).root === 'string'
-  );
 }

@@ -8,4 +8,4 @@ export {
   type RequestFitter,
   type RequestTokenCounter,
   type Sampling,
-} from '../llm/call-model.js';
+} from './call-model.js';

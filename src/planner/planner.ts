@@ -16,8 +16,8 @@ import {
   type RequestFitter,
   type RequestTokenCounter,
 } from '../llm/call-model.js';
-import type { PlanInput, PlanOutcome, PlannerLike } from '../pipeline/components.js';
-import { capPlan, singleSubtask } from '../pipeline/plan.js';
+import type { PlanInput, PlanOutcome, PlannerLike } from '../contracts/roles.js';
+import { capPlan, singleSubtask } from '../handoff/plan.js';
 import {
   collectPreviews,
   DETAIL_STEPS,
@@ -28,7 +28,7 @@ import {
   sendShrinking,
   type CollectedPreview,
   type PreviewBudget,
-} from '../pipeline/previews.js';
+} from '../memory/single-shot-previews.js';
 import { DataMark } from '../prompts/datamark.js';
 import { PLANNER_PROMPT } from '../prompts/planner.js';
 import { renderTemplate } from '../prompts/template.js';

@@ -2,7 +2,7 @@
  * The objective of one subtask loop: the whole plan with this subtask marked, so "do only this part" can be followed.
  * @module
  */
-import type { PlannedSubtask } from '../pipeline/types.js';
+import type { PlannedSubtask } from '../contracts/work.js';
 import type { DataMark } from './datamark.js';
 import { SUBMIT_ANSWER_TOOL } from './executor.js';
 

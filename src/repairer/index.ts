@@ -1,3 +1,3 @@
 /** The repairer role. @module */
 export { Repairer, mergeRepair, type RepairerOptions } from './repairer.js';
-export type { RepairInput, RepairOutcome, RepairerLike } from '../pipeline/components.js';
+export type { RepairInput, RepairOutcome, RepairerLike } from '../contracts/roles.js';

@@ -4,13 +4,13 @@
  */
 import { DEFAULTS } from '../defaults.js';
 import { HarnessError } from '../errors.js';
-import { renderDeliverable } from '../pipeline/checkpoints.js';
-import type { ExecutorLike } from '../executor/types.js';
+import { renderDeliverable } from '../handoff/checkpoints.js';
+import type { ExecutorLike } from '../contracts/executor.js';
 import { DataMark } from '../prompts/datamark.js';
 import { REPAIRER_PROMPT } from '../prompts/repairer.js';
 import { renderTemplate } from '../prompts/template.js';
-import type { RepairInput, RepairOutcome, RepairerLike } from '../pipeline/components.js';
-import type { Deliverable } from '../pipeline/types.js';
+import type { RepairInput, RepairOutcome, RepairerLike } from '../contracts/roles.js';
+import type { Deliverable } from '../contracts/work.js';
 import type { Workspace } from '../workspace/types.js';
 
 /** Options of {@link Repairer}. */

@@ -1,3 +1,3 @@
 /** The synthesizer role. @module */
 export { Synthesizer, type SynthesizerOptions } from './synthesizer.js';
-export type { SynthesisOutcome, SynthesizeInput, SynthesizerLike } from '../pipeline/components.js';
+export type { SynthesisOutcome, SynthesizeInput, SynthesizerLike } from '../contracts/roles.js';

@@ -3,13 +3,13 @@
  * @module
  */
 import { HarnessError } from '../errors.js';
-import { renderCheckpoints, toCheckpoint } from '../pipeline/checkpoints.js';
-import type { ExecutorLike } from '../executor/types.js';
+import { renderCheckpoints, toCheckpoint } from '../handoff/checkpoints.js';
+import type { ExecutorLike } from '../contracts/executor.js';
 import { DataMark } from '../prompts/datamark.js';
 import { SYNTHESIZER_PROMPT } from '../prompts/synthesizer.js';
 import { renderTemplate } from '../prompts/template.js';
-import type { SynthesisOutcome, SynthesizeInput, SynthesizerLike } from '../pipeline/components.js';
-import type { SubtaskRecord } from '../pipeline/types.js';
+import type { SynthesisOutcome, SynthesizeInput, SynthesizerLike } from '../contracts/roles.js';
+import type { SubtaskRecord } from '../contracts/work.js';
 
 /** Options of {@link Synthesizer}. */
 export interface SynthesizerOptions {

@@ -1,5 +1,5 @@
 import type { FinishReason, GenerateResult, ToolCall } from '../backend/types.js';
-import type { Defect } from '../pipeline/types.js';
+import type { Defect } from '../contracts/work.js';
 
 let nextCallId = 1;
 

@@ -5,15 +5,15 @@
  */
 import type { ContentPart, Message } from '../backend/types.js';
 import { headTail } from '../memory/truncate.js';
-import { boundAnswer, PASSED_ANSWER_CHARS } from '../pipeline/answers.js';
-import type { SubtaskAnswer } from '../pipeline/components.js';
+import { boundAnswer, PASSED_ANSWER_CHARS } from '../handoff/answers.js';
+import type { SubtaskAnswer } from '../contracts/roles.js';
 import {
   MIN_SHOWN_CHARS,
   previewSections,
   scaledPreviewBudget,
   type CollectedPreview,
   type PreviewBudget,
-} from '../pipeline/previews.js';
+} from '../memory/single-shot-previews.js';
 import type { DataMark } from '../prompts/datamark.js';
 import type { CollectedImages, PreparedImage, SkippedImage } from './images.js';
 

@@ -18,10 +18,15 @@ import {
   type RequestTokenCounter,
 } from '../llm/call-model.js';
 import { IMAGE_TOKENS } from '../memory/token-counter.js';
-import { saveLongAnswer } from '../pipeline/answers.js';
-import type { VerifierLike, VerifyInput } from '../pipeline/components.js';
-import { collectPreviews, parseRoleOptions, PreviewOptionsSchema, sendShrinking } from '../pipeline/previews.js';
-import type { Defect, Verdict } from '../pipeline/types.js';
+import { saveLongAnswer } from '../handoff/answers.js';
+import type { VerifierLike, VerifyInput } from '../contracts/roles.js';
+import {
+  collectPreviews,
+  parseRoleOptions,
+  PreviewOptionsSchema,
+  sendShrinking,
+} from '../memory/single-shot-previews.js';
+import type { Defect, Verdict } from '../contracts/work.js';
 import { DataMark } from '../prompts/datamark.js';
 import { VERIFIER_PROMPT } from '../prompts/verifier.js';
 import { collectImages, type ImageBudget } from './images.js';

@@ -72,3 +72,13 @@ export interface Workspace {
    */
   preview(path: string, options?: { maxChars?: number }): Promise<string>;
 }
+
+/** A Workspace object (it has `resolve` and `root`), as opposed to a path or workspace settings. @internal */
+export function isWorkspace(value: unknown): value is Workspace {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { resolve?: unknown }).resolve === 'function' &&
+    typeof (value as { root?: unknown }).root === 'string'
+  );
+}

@@ -15,7 +15,7 @@ import {
 } from '../../src/bullmq/index.js';
 import type { HarnessEvent } from '../../src/events.js';
 import { createHarness } from '../../src/harness/harness.js';
-import type { RunResult } from '../../src/pipeline/types.js';
+import type { RunResult } from '../../src/contracts/work.js';
 import { probeRedisServer, type RedisServer, startRedisServer } from '../support/redis-server.js';
 import { CALLS_PER_RUN, latencyBackend } from './support/scenario.js';
 

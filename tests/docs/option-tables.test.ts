@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { AnthropicOptionsSchema } from '../../src/backend/anthropic.js';
 import { OpenAICompatibleOptionsSchema } from '../../src/backend/openai-compatible.js';
-import { HarnessOptionsSchema } from '../../src/harness/options.js';
+import { HarnessOptionsSchema } from '../../src/modes/shared/options.js';
 import { McpToolsOptionsSchema } from '../../src/mcp/options.js';
 import { MemoryOptionsSchema } from '../../src/memory/options.js';
 import { BUILTIN_TOOLS_OPTION_KEYS } from '../../src/tools/builtin/index.js';

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { fingerprintDifferences } from '../../src/durability/fingerprint.js';
 import { LIBRARY_VERSION } from '../../src/durability/version.js';
 import { optionsFingerprint } from '../../src/harness/options-fingerprint.js';
-import { parseHarnessOptions, type HarnessOptions } from '../../src/harness/options.js';
+import { parseHarnessOptions, type HarnessOptions } from '../../src/modes/shared/options.js';
 import { ScriptedBackend } from '../../src/testing/scripted-backend.js';
 import { defineTool } from '../../src/tools/define-tool.js';
 import { ToolRegistry } from '../../src/tools/registry.js';

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { RunSnapshot } from '../../src/durability/types.js';
 import { HarnessError } from '../../src/errors.js';
 import type { HarnessEvent } from '../../src/events.js';
-import type { RunResult } from '../../src/pipeline/types.js';
+import type { RunResult } from '../../src/contracts/work.js';
 import { collect, tempDir } from '../harness/helpers.js';
 import { scenarioHarness, TASK } from './fixtures/scenario.js';
 import { MemoryRunStore } from './memory-store.js';

@@ -4,7 +4,7 @@ import type { GenerateRequest, GenerateResult, Message } from '../../src/backend
 import { HarnessError, ProviderHttpError } from '../../src/errors.js';
 import type { HarnessEvent, EventInput } from '../../src/events.js';
 import { Executor, type ExecutorOptions } from '../../src/executor/executor.js';
-import type { ExecutorRunInput } from '../../src/executor/types.js';
+import type { ExecutorRunInput } from '../../src/contracts/executor.js';
 import type { ExecutionMemory, PendingRequest } from '../../src/memory/types.js';
 import { DataMark } from '../../src/prompts/datamark.js';
 import { PassThroughMemory } from '../../src/testing/pass-through-memory.js';

@@ -5,7 +5,7 @@ import type { LoopCheckpoint } from '../../src/durability/types.js';
 import { HarnessError } from '../../src/errors.js';
 import type { EventInput } from '../../src/events.js';
 import { Executor } from '../../src/executor/executor.js';
-import type { ExecutorResult, ExecutorRunInput } from '../../src/executor/types.js';
+import type { ExecutorResult, ExecutorRunInput } from '../../src/contracts/executor.js';
 import { DataMark } from '../../src/prompts/datamark.js';
 import { CONTINUE_AFTER_LENGTH, NUDGE_AFTER_EMPTY } from '../../src/prompts/executor.js';
 import { PassThroughMemory } from '../../src/testing/pass-through-memory.js';

@@ -3,8 +3,8 @@
  * that call a model, run side by side) cannot pass the limit together.
  */
 import { describe, expect, it } from 'vitest';
-import { CostGate } from '../../src/harness/cost.js';
-import { RunControl } from '../../src/harness/run-control.js';
+import { CostGate } from '../../src/modes/shared/cost.js';
+import { RunControl } from '../../src/modes/shared/run-control.js';
 import { ScriptedBackend } from '../../src/testing/index.js';
 
 // 1 USD per million output tokens, input free: a call's worst case is its output reserve in millions.

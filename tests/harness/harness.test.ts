@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Purpose } from '../../src/backend/types.js';
 import { HarnessError } from '../../src/errors.js';
 import { createHarness } from '../../src/harness/harness.js';
-import type { VerifierLike } from '../../src/pipeline/components.js';
+import type { VerifierLike } from '../../src/contracts/roles.js';
 import { planOf, reply, submit, toolCall, verdict } from '../../src/testing/replies.js';
 import { ScriptedBackend } from '../../src/testing/scripted-backend.js';
 import { executeCommandTool } from '../../src/tools/builtin/execute-command.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IterationBudget } from '../../src/harness/iteration-budget.js';
+import { IterationBudget } from '../../src/modes/pipeline/iteration-budget.js';
 
 // 200 iterations, 4 subtasks, repairs on: 20 held back for synthesis and 30 for a repair leave the execute stage
 // 150; each subtask not started keeps 18 (half of a fair share).

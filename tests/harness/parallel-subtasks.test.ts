@@ -5,7 +5,7 @@ import type { GenerateRequest, GenerateResult, Message } from '../../src/backend
 import { HarnessError } from '../../src/errors.js';
 import type { HarnessEvent } from '../../src/events.js';
 import { createHarness } from '../../src/harness/harness.js';
-import type { HarnessOptions } from '../../src/harness/options.js';
+import type { HarnessOptions } from '../../src/modes/shared/options.js';
 import { ScriptedBackend } from '../../src/testing/scripted-backend.js';
 import { reply, submit, toolCall } from '../../src/testing/replies.js';
 import { sequentialTrace } from './fixtures/sequential-trace.js';

@@ -9,7 +9,7 @@ import {
   harnessAgent,
   isHarnessAgent,
   type EpisodeInput,
-} from '../../src/managed/index.js';
+} from '../../src/modes/managed/index.js';
 import { ScriptedBackend } from '../../src/testing/index.js';
 import { textOf } from '../harness/helpers.js';
 import { decide, executeRecords, managedRun, script, tempDir, verdictOf } from './helpers.js';

@@ -10,7 +10,7 @@ import {
   parseManagedOptions,
   type AuditorLike,
   type ManagerLike,
-} from '../../src/managed/index.js';
+} from '../../src/modes/managed/index.js';
 import { DataMark } from '../../src/prompts/datamark.js';
 import { reply, ScriptedBackend, submit, toolCall } from '../../src/testing/index.js';
 import { defineTool } from '../../src/tools/define-tool.js';

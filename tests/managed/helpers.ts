@@ -2,15 +2,15 @@ import { chmod, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { GenerateResult, LlmBackend } from '../../src/backend/types.js';
 import { HarnessEvents, type HarnessEvent, type HarnessEventType, type EventOf } from '../../src/events.js';
-import { newReportTally, reportFromTally, tallyEvent } from '../../src/harness/report.js';
-import { RunControl } from '../../src/harness/run-control.js';
+import { newReportTally, reportFromTally, tallyEvent } from '../../src/modes/shared/report.js';
+import { RunControl } from '../../src/modes/shared/run-control.js';
 import {
   runManaged,
   type ManagedOptions,
   type ManagedRunInit,
   type ManagedRunResult,
-} from '../../src/managed/index.js';
-import type { AuditFinding, RecordDraft } from '../../src/managed/index.js';
+} from '../../src/modes/managed/index.js';
+import type { AuditFinding, RecordDraft } from '../../src/modes/managed/index.js';
 import { MemoryManager } from '../../src/memory/memory-manager.js';
 import { reply, submit } from '../../src/testing/index.js';
 import { ToolRegistry } from '../../src/tools/registry.js';

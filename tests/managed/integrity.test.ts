@@ -2,7 +2,7 @@ import { mkdir, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { commandAgent, diffFingerprints, fingerprintWorkspace } from '../../src/managed/index.js';
+import { commandAgent, diffFingerprints, fingerprintWorkspace } from '../../src/modes/managed/index.js';
 import { ScriptedBackend, submit, toolCall } from '../../src/testing/index.js';
 import { defineTool } from '../../src/tools/define-tool.js';
 import { textOf } from '../harness/helpers.js';

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { GenerateRequest } from '../../src/backend/types.js';
 import { HarnessError } from '../../src/errors.js';
 import { defineTool } from '../../src/tools/define-tool.js';
-import type { TaskState } from '../../src/managed/index.js';
+import type { TaskState } from '../../src/modes/managed/index.js';
 import { reply, ScriptedBackend, submit, toolCall } from '../../src/testing/index.js';
 import { textOf, hang } from '../harness/helpers.js';
 import { decide, executeRecords, managedRun, stateOnDisk, TASK, verdictOf, writeFileTool } from './helpers.js';

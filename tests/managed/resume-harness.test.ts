@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type { GenerateRequest, GenerateResult } from '../../src/backend/types.js';
 import type { HarnessEvent } from '../../src/events.js';
 import { createHarness } from '../../src/harness/harness.js';
-import type { ManagedRunResult, ManagedSnapshotState } from '../../src/managed/index.js';
+import type { ManagedRunResult, ManagedSnapshotState } from '../../src/modes/managed/index.js';
 import { ScriptedBackend, submit, toolCall } from '../../src/testing/index.js';
 import { defineTool } from '../../src/tools/define-tool.js';
 import { collect, tempDir } from '../harness/helpers.js';

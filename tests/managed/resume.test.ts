@@ -5,8 +5,8 @@ import type { GenerateRequest, GenerateResult, Message, Purpose } from '../../sr
 import type { LoopCheckpoint, RunCheckpointer, RunSnapshot } from '../../src/durability/types.js';
 import { HarnessError } from '../../src/errors.js';
 import type { EventOf } from '../../src/events.js';
-import { newReportTally, reportFromTally, tallyEvent, type ReportTally } from '../../src/harness/report.js';
-import { functionAgent, type ManagedRunResult, type ManagedSnapshotState } from '../../src/managed/index.js';
+import { newReportTally, reportFromTally, tallyEvent, type ReportTally } from '../../src/modes/shared/report.js';
+import { functionAgent, type ManagedRunResult, type ManagedSnapshotState } from '../../src/modes/managed/index.js';
 import { DataMark } from '../../src/prompts/datamark.js';
 import { reply, ScriptedBackend, submit, toolCall } from '../../src/testing/index.js';
 import { LocalWorkspace } from '../../src/workspace/local-workspace.js';

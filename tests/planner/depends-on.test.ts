@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { capPlan, normaliseDependsOn } from '../../src/pipeline/plan.js';
+import { capPlan, normaliseDependsOn } from '../../src/handoff/plan.js';
 import { Planner } from '../../src/planner/planner.js';
 import { PLANNER_PROMPT } from '../../src/prompts/planner.js';
-import { dependenciesOf, startableSubtasks } from '../../src/harness/subtask-schedule.js';
+import { dependenciesOf, startableSubtasks } from '../../src/modes/pipeline/subtask-schedule.js';
 import { ScriptedBackend } from '../../src/testing/scripted-backend.js';
 import { reply } from '../../src/testing/replies.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ExecutorResult, ExecutorRunInput } from '../../src/executor/types.js';
+import type { ExecutorResult, ExecutorRunInput } from '../../src/contracts/executor.js';
 import { DataMark } from '../../src/prompts/datamark.js';
 import { mergeRepair, Repairer } from '../../src/repairer/repairer.js';
 import type { Workspace } from '../../src/workspace/types.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ExecutorResult, ExecutorRunInput } from '../../src/executor/types.js';
-import type { SubtaskRecord } from '../../src/pipeline/types.js';
+import type { ExecutorResult, ExecutorRunInput } from '../../src/contracts/executor.js';
+import type { SubtaskRecord } from '../../src/contracts/work.js';
 import { Synthesizer } from '../../src/synthesizer/synthesizer.js';
 import type { Workspace } from '../../src/workspace/types.js';
 

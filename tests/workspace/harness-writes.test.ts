@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MemoryManager } from '../../src/memory/memory-manager.js';
-import { PASSED_ANSWER_CHARS, saveLongAnswer } from '../../src/pipeline/answers.js';
+import { PASSED_ANSWER_CHARS, saveLongAnswer } from '../../src/handoff/answers.js';
 import { LocalWorkspace } from '../../src/workspace/index.js';
 import { deterministicText, fakeBackend, invocation, scopeFor } from '../memory/helpers.js';
 

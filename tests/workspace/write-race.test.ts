@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HarnessError } from '../../src/errors.js';
 import type { MemoryScope } from '../../src/memory/types.js';
 import { OutputLog } from '../../src/memory/output-log.js';
-import { saveLongAnswer, PASSED_ANSWER_CHARS } from '../../src/pipeline/answers.js';
+import { saveLongAnswer, PASSED_ANSWER_CHARS } from '../../src/handoff/answers.js';
 import { writeToFileTool } from '../../src/tools/builtin/write-to-file.js';
 import type { ToolInvocation } from '../../src/tools/types.js';
 import { LocalWorkspace } from '../../src/workspace/index.js';

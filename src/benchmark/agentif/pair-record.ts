@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { RunReport, RunResult } from '../../pipeline/types.js';
+import type { RunReport, RunResult } from '../../contracts/work.js';
 import type { AblationConfigName } from './configs.js';
 import type { TaskJudgement } from './judge.js';
 import type { TaskScore } from './score.js';

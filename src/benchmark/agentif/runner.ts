@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { LlmBackend } from '../../backend/types.js';
 import { HarnessError, toHarnessError } from '../../errors.js';
 import { createHarness } from '../../harness/harness.js';
-import type { HarnessOptions } from '../../harness/options.js';
+import type { HarnessOptions } from '../../modes/shared/options.js';
 import type { Tool } from '../../tools/types.js';
 import { ABLATION_CONFIGS, type AblationConfig, type AblationConfigName } from './configs.js';
 import type { AgentIfTask, LoadedAgentIfTask } from './dataset.js';

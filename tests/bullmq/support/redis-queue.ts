@@ -3,7 +3,7 @@
  */
 import { type Job, Queue } from 'bullmq';
 import type { RunJobData } from '../../../src/bullmq/index.js';
-import type { RunResult } from '../../../src/pipeline/types.js';
+import type { RunResult } from '../../../src/contracts/work.js';
 
 export type RunQueueOf = Queue<RunJobData, RunResult>;
 

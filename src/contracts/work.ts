@@ -1,0 +1,194 @@
+/**
+ * Shapes of a pipeline run: plan, subtasks, deliverable, verdicts, report and result.
+ * @module
+ */
+import type { Purpose, Usage } from '../backend/types.js';
+import type { TaskState } from './task-state.js';
+
+/** What a `run-warning` event is about. */
+export type RunWarningCode =
+  | 'answer-save-failed'
+  | 'output-save-failed'
+  | 'summarizer-failed'
+  | 'images-not-seen'
+  /** The run's finished snapshot could not be saved; its last running one stays in the store. */
+  | 'snapshot-save-failed'
+  /** Two subtasks that ran at the same time wrote the same workspace file; the later write is what the file holds. */
+  | 'write-conflict';
+
+/** One planned subtask (the planner's JSON plus a stable id). */
+export interface PlannedSubtask {
+  /** `subtask-1`, `subtask-2`, … in plan order. */
+  id: string;
+  title: string;
+  objective: string;
+  expectedOutput: string;
+  /**
+   * 0-based indices of the earlier subtasks of the plan whose results this one needs, ascending. Absent: it depends on
+   * every earlier subtask (the paper's strict order). `[]`: it needs none, and may run beside the others (see
+   * `limits.maxParallelSubtasks`).
+   */
+  dependsOn?: number[];
+}
+
+/** What a subtask, the synthesizer or a repair hands on: text plus workspace-relative file paths. */
+export interface Deliverable {
+  answer: string;
+  files: string[];
+}
+
+/** A compact checkpoint passed from one subtask to the next (never the tool trace). */
+export interface Checkpoint extends Deliverable {
+  subtaskId: string;
+  title: string;
+  status: 'completed' | 'failed';
+}
+
+/** A shortcoming the verifier found. */
+export interface Defect {
+  description: string;
+  /** Workspace-relative path of the file the defect concerns, when there is one. */
+  artifact?: string;
+}
+
+/**
+ * One verification pass. `unverified` means the verifier gave no usable judgement: its reply stayed malformed, or it
+ * failed the deliverable without naming a defect; the harness does not repair an unverified deliverable.
+ */
+export interface Verdict {
+  attempt: number;
+  status: 'passed' | 'failed' | 'unverified';
+  passed: boolean;
+  defects: Defect[];
+  /** Images of the delivered files the verify request showed the model. */
+  imagesSeen: number;
+  /**
+   * Images of the delivered files it did not show (a backend without images, the image budget, an image that could not
+   * be read or downscaled, the window); the request named them.
+   */
+  imagesSkipped: number;
+  /** Why the verdict is `unverified`. */
+  reason?: string;
+}
+
+/**
+ * A workspace file that subtasks running at the same time both wrote. Nothing is undone: the file holds the last
+ * writer's content, and the synthesizer and the report are told who wrote it.
+ */
+export interface WriteConflict {
+  /** Workspace-relative path. */
+  path: string;
+  /** Ids of the subtasks that wrote it, in the order of their last writes: the file holds the last one's. */
+  writers: string[];
+}
+
+/** How one subtask went. */
+export interface SubtaskRecord extends PlannedSubtask {
+  status: 'completed' | 'failed' | 'skipped';
+  attempts: number;
+  answer: string;
+  files: string[];
+  /** Workspace-relative path of the full answer, saved when it is too long to pass on whole. */
+  answerFile?: string;
+  error?: string;
+  /**
+   * Files this subtask and another one running at the same time both wrote, found when this subtask finished (the
+   * other one had finished first, so the conflict is recorded once, on the later of the two).
+   */
+  writeConflicts?: WriteConflict[];
+}
+
+/** Model calls and tokens of one purpose. */
+export interface PurposeUsage {
+  calls: number;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/**
+ * What a run's model calls cost, in the one currency of its prices. Calls without a price are not in `total`;
+ * `unpricedCalls` says how many there were.
+ */
+export interface RunCost {
+  currency: string;
+  /** The priced calls' costs added up. */
+  total: number;
+  /** The same per purpose (a purpose appears once one of its calls was priced). */
+  byPurpose: Partial<Record<Purpose, number>>;
+  /** Calls made without a price (their backend and role had none); 0 when every call was priced. */
+  unpricedCalls: number;
+}
+
+/** Behaviour metrics of one run (plain JSON, comparable across backends). */
+export interface RunReport {
+  wallTimeMs: number;
+  modelCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+  byPurpose: Partial<Record<Purpose, PurposeUsage>>;
+  toolCalls: number;
+  toolCallsByTool: Record<string, number>;
+  /** Largest request sent to any backend, in tokens as the harness counts them. */
+  peakRequestTokens: number;
+  subtasks: number;
+  subtaskAttempts: number;
+  failedSubtasks: number;
+  /** null when verification was off or never reached. */
+  firstPassVerified: boolean | null;
+  repairs: number;
+  /** null when no repair ran. */
+  repairRecovered: boolean | null;
+  truncations: number;
+  compressions: number;
+  prunes: number;
+  /**
+   * `run-warning` events by code: things lost or degraded without failing the run (an answer that could not be
+   * saved whole, a failing summariser, images the verifier could not see).
+   */
+  warnings: Partial<Record<RunWarningCode, number>>;
+  /** How often the run was resumed from a snapshot, and what that re-did (see `run-resume`). */
+  resumes: ResumeCounts;
+  /** What the model calls cost (from `llm-response.cost`); `null` when no call had a price. */
+  cost: RunCost | null;
+  /**
+   * Workspace files that subtasks running at the same time both wrote (one entry per path, every writer named); empty
+   * when subtasks ran one at a time.
+   */
+  writeConflicts: WriteConflict[];
+}
+
+/** What resuming a run re-did, summed over its resumes. */
+export interface ResumeCounts {
+  count: number;
+  /** Model calls in flight at a stop, made again. */
+  redoneModelCalls: number;
+  /** Read-only tool calls in flight at a stop, run again. */
+  rerunToolCalls: number;
+  /** Other tool calls in flight at a stop, reported to the model as interrupted instead of run again. */
+  interruptedToolCalls: number;
+}
+
+/** The outcome of `harness.run()`. */
+export interface RunResult {
+  runId: string;
+  /**
+   * `succeeded`: the run ended and, with verification on, its last verdict passed. `unverified`: the run ended with a
+   * deliverable (kept) but no verdict could be obtained, so nothing says it meets the request (`error` says why); a
+   * host that accepts unverified work must check for this status explicitly. `blocked`: managed mode only, the manager
+   * found the task blocked or asked a question no one answered.
+   */
+  status: 'succeeded' | 'unverified' | 'failed' | 'aborted' | 'timeout' | 'blocked';
+  deliverable: Deliverable;
+  plan: PlannedSubtask[];
+  subtasks: SubtaskRecord[];
+  verdicts: Verdict[];
+  report: RunReport;
+  /** Absolute path of the run's workspace directory. */
+  workspace: string;
+  /** Set when the run did not succeed. */
+  error?: { code: string; message: string };
+  /** Managed mode only: the audited task state as the run left it (also saved as `.harness/task-state.json`). */
+  taskState?: TaskState;
+}
+
+export type { Usage };

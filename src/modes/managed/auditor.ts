@@ -1,0 +1,264 @@
+/**
+ * The auditor (purpose `audit`): checks a round's contract in the environment with read-only means and returns a
+ * verdict; the built-in ReAct loop or an external agent does the checking.
+ * @module
+ */
+import { z } from 'zod';
+import type { LlmBackend, Purpose } from '../../backend/types.js';
+import { DEFAULTS } from '../../defaults.js';
+import { HarnessError, toHarnessError, type HarnessErrorCode } from '../../errors.js';
+import type { EmitEvent } from '../../events.js';
+import { Loop, type LoopSettings } from '../../executor/loop.js';
+import type { ExecutorRunInput } from '../../contracts/executor.js';
+import { parseJsonReply } from '../../json/parse-json-reply.js';
+import type { Sampling } from '../../llm/call-model.js';
+import { MemoryManager } from '../../memory/memory-manager.js';
+import type { ExecutionMemory } from '../../memory/types.js';
+import { DataMark } from '../../prompts/datamark.js';
+import { readFileTool } from '../../tools/builtin/read-file.js';
+import { ToolRegistry } from '../../tools/registry.js';
+import type { Tool } from '../../tools/types.js';
+import { isHarnessAgent } from './adapters.js';
+import type { AgentAdapter } from '../../contracts/agent-adapter.js';
+import { listFilesTool } from './list-files.js';
+import { MANAGED_DEFAULTS } from '../shared/managed-options.js';
+import {
+  AUDITOR_PROMPT,
+  builtinAuditorPrompt,
+  renderAuditedState,
+  renderAuditReask,
+  renderAuditTask,
+  renderExternalAuditPrompt,
+} from './prompts.js';
+import type { AuditInput, AuditorLike, AuditOutcome, AuditVerdict } from '../../contracts/managed.js';
+
+const text = z.string().trim().min(1);
+
+const VerdictSchema = z.object({
+  status: z.enum(['complete', 'incomplete', 'blocked']),
+  integrity: z.enum(['clean', 'suspect', 'violation']),
+  findings: z
+    .array(
+      z.object({
+        recordId: text.optional(),
+        check: text,
+        observed: z.string().default(''),
+        verdict: z.enum(['pass', 'fail']),
+      }),
+    )
+    .default([]),
+});
+
+/**
+ * The loop's purpose. `ExecutorRunInput` names the executor's own purposes, but the loop works for any: the audit's
+ * calls must carry `audit`, which events, reports, per-role backends and scripted backends key on.
+ */
+const AUDIT_PURPOSE = 'audit' as Purpose as ExecutorRunInput['purpose'];
+
+/** Options of {@link Auditor}. */
+export interface AuditorOptions {
+  /** Who checks: the built-in ReAct loop, or an external agent whose output must contain the verdict JSON. @defaultValue harnessAgent() */
+  agent?: AgentAdapter;
+  /** The model of the built-in loop (required with it). */
+  backend?: LlmBackend;
+  /**
+   * Tools of the built-in loop; each must be `readOnly` (others are refused with `invalid-options`). `read_file` and
+   * `list_files` are added when no tool has their name.
+   */
+  tools?: readonly Tool[];
+  /** Keeps the loop's requests inside the window; bounds tool output. @defaultValue `new MemoryManager()` */
+  memory?: ExecutionMemory;
+  /** Receives the loop's `llm-*`, `tool-*` and `memory-*` events. */
+  emit?: EmitEvent;
+  /** The backend of a role (`summarize`, `vision` for tools, `audit` for the loop). @defaultValue `() => backend` */
+  backendFor?: (role: Purpose) => LlmBackend;
+  /** Sampling of a role's calls. @defaultValue none sent */
+  samplingFor?: (role: Purpose) => Sampling | undefined;
+  /** Output tokens reserved for every call. @defaultValue DEFAULTS.maxOutputTokens (8 192) */
+  maxOutputTokens?: number;
+  now?: () => number;
+  /** The audit instructions (built-in system prompt; start of an external auditor's prompt). @defaultValue AUDITOR_PROMPT */
+  prompt?: string;
+  /** Evidence items shown per record. @defaultValue 3 */
+  evidenceShown?: number;
+  limits?: {
+    /** Iterations of an audit, its re-ask included, when the input gives none. @defaultValue 30 */
+    maxIterations?: number;
+    /** @defaultValue DEFAULTS.timeoutMs */
+    timeoutMs?: number;
+    /** Timeout of tools without their own. */
+    toolTimeoutMs?: number;
+  };
+}
+
+/** One episode's reply text, and what it cost. */
+interface Episode {
+  text: string;
+  iterations: number;
+  error?: { code: HarnessErrorCode; message: string };
+}
+
+/**
+ * Audits one round: gives its agent the request, the audited state, the contract and the executor's unverified claim;
+ * the agent checks the workspace with read-only means and ends with a verdict
+ * `{ status, integrity, findings: [{ recordId?, check, observed, verdict }] }`. The built-in loop has read-only tools
+ * only and submits the verdict JSON through `submit_answer` (or as its final text); an external agent's output is
+ * searched for it. A verdict that does not parse or validate is re-asked once in a new episode quoting the error;
+ * after that the audit counts as `incomplete` + `suspect`. The Auditor does not fingerprint the workspace: managed
+ * runs do that around every audit, whoever audits.
+ *
+ * @example
+ * ```ts
+ * const auditor = new Auditor({ backend, tools: readOnlyTools(hostTools) });
+ * const { verdict } = await auditor.audit({ runId, round: 1, request, attachments: [], state, contract, claim,
+ *   changedByExecutor: ['report.md'], workspace });
+ * ```
+ */
+export class Auditor implements AuditorLike {
+  private readonly agent: AgentAdapter | undefined;
+  private readonly settings: LoopSettings | undefined;
+  private readonly instructions: string;
+  private readonly evidenceShown: number;
+  private readonly maxIterations: number;
+  private readonly timeoutMs: number;
+
+  constructor(options: AuditorOptions = {}) {
+    this.instructions = options.prompt ?? AUDITOR_PROMPT;
+    this.evidenceShown = options.evidenceShown ?? MANAGED_DEFAULTS.evidenceShown;
+    this.maxIterations = options.limits?.maxIterations ?? MANAGED_DEFAULTS.auditorIterations;
+    this.timeoutMs = options.limits?.timeoutMs ?? DEFAULTS.timeoutMs;
+    if (options.agent !== undefined && !isHarnessAgent(options.agent)) {
+      this.agent = options.agent;
+      return;
+    }
+    const backend = options.backend;
+    if (typeof backend?.generate !== 'function') {
+      throw new HarnessError(
+        'invalid-options',
+        'Auditor needs `backend` (an LlmBackend) for its built-in loop, or an external `agent` (commandAgent, functionAgent).',
+      );
+    }
+    this.settings = {
+      tools: auditTools(options.tools ?? [], options.limits?.toolTimeoutMs),
+      memory: options.memory ?? new MemoryManager(),
+      emit: options.emit,
+      backendFor: options.backendFor ?? (() => backend),
+      systemPrompt: builtinAuditorPrompt(this.instructions),
+      limits: {
+        maxIterations: this.maxIterations,
+        timeoutMs: this.timeoutMs,
+        toolTimeoutMs: options.limits?.toolTimeoutMs,
+        maxRepeatedInvalidCalls: DEFAULTS.maxRepeatedInvalidCalls,
+      },
+      now: options.now ?? Date.now,
+      samplingFor: options.samplingFor ?? (() => undefined),
+      maxOutputTokens: options.maxOutputTokens ?? DEFAULTS.maxOutputTokens,
+    };
+  }
+
+  /** Audits one round. Never rejects for a model, tool or agent failure: those end as the fallback verdict. */
+  async audit(input: AuditInput): Promise<AuditOutcome> {
+    const budget = input.maxIterations ?? this.maxIterations;
+    const mark = input.dataMark ?? DataMark.random();
+    const task = this.agent
+      ? renderExternalAuditPrompt(input, this.instructions, this.evidenceShown, mark)
+      : renderAuditTask(input, mark);
+    const first = await this.episode(input, task, `audit-${input.round}`, budget, mark);
+    const parsed = parseJsonReply(first.text, VerdictSchema);
+    if (parsed.ok) return outcome(parsed.value, first.iterations, first.error);
+    let error = first.error ? `${parsed.error} The audit episode failed: ${first.error.message}` : parsed.error;
+    let iterations = first.iterations;
+    let lastError = first.error;
+    const left = budget - first.iterations;
+    // A stopped run gets no second episode, and neither does a loop with no iterations left for one.
+    if (!input.signal?.aborted && (this.agent || left >= 1)) {
+      const reask = renderAuditReask(task, error, first.text, mark);
+      const second = await this.episode(input, reask, `audit-${input.round}-reask`, left, mark);
+      iterations += second.iterations;
+      lastError = second.error;
+      const again = parseJsonReply(second.text, VerdictSchema);
+      if (again.ok) return outcome(again.value, iterations, second.error);
+      error = second.error ? `${again.error} The audit episode failed: ${second.error.message}` : again.error;
+    }
+    const verdict: AuditVerdict = {
+      status: 'incomplete',
+      integrity: 'suspect',
+      findings: [{ check: 'The auditor returned a usable verdict.', observed: error, verdict: 'fail' }],
+    };
+    return {
+      verdict,
+      fallback: 'malformed-reply',
+      reason: `The audit reply stayed unusable after one re-ask (${error}); it counts as incomplete and suspect.`,
+      iterations,
+      ...(lastError ? { error: lastError } : {}),
+    };
+  }
+
+  private async episode(
+    input: AuditInput,
+    task: string,
+    scope: string,
+    maxIterations: number,
+    mark: DataMark,
+  ): Promise<Episode> {
+    const timeoutMs = input.timeoutMs ?? this.timeoutMs;
+    if (this.agent) {
+      const env = { HARNESS_RUN_ID: input.runId, HARNESS_ROUND: String(input.round), HARNESS_ROLE: 'audit' };
+      try {
+        const result = await this.agent.runEpisode({
+          prompt: task,
+          cwd: input.workspace.root,
+          timeoutMs,
+          signal: input.signal ?? new AbortController().signal,
+          env,
+        });
+        return { text: result.output, iterations: 0 };
+      } catch (error) {
+        const { code, message } = toHarnessError(error);
+        return { text: '', iterations: 0, error: { code, message } };
+      }
+    }
+    const result = await new Loop(this.settings as LoopSettings, {
+      runId: input.runId,
+      purpose: AUDIT_PURPOSE,
+      scope,
+      request: input.request,
+      objective: task,
+      priorState: renderAuditedState(input.state, this.evidenceShown, mark),
+      workspace: input.workspace,
+      maxIterations,
+      timeoutMs,
+      dataMark: mark,
+      ...(input.signal ? { signal: input.signal } : {}),
+    }).run();
+    return { text: result.answer, iterations: result.iterations, ...(result.error ? { error: result.error } : {}) };
+  }
+}
+
+function outcome(verdict: z.output<typeof VerdictSchema>, iterations: number, error: Episode['error']): AuditOutcome {
+  const findings = verdict.findings.map((f) => ({
+    ...(f.recordId === undefined ? {} : { recordId: f.recordId }),
+    check: f.check,
+    observed: f.observed,
+    verdict: f.verdict,
+  }));
+  return {
+    verdict: { status: verdict.status, integrity: verdict.integrity, findings },
+    iterations,
+    ...(error ? { error } : {}),
+  };
+}
+
+/** The built-in auditor's tools: the given read-only ones, plus `read_file` and `list_files` when missing. */
+function auditTools(tools: readonly Tool[], toolTimeoutMs: number | undefined): ToolRegistry {
+  const writing = tools.filter((tool) => !tool.readOnly).map((tool) => tool.name);
+  if (writing.length) {
+    throw new HarnessError(
+      'invalid-options',
+      `Auditor tools must be read-only; these are not: ${writing.join(', ')}. Pass readOnlyTools(tools), or mark a tool readOnly only if it never changes anything.`,
+    );
+  }
+  const names = new Set(tools.map((tool) => tool.name));
+  const added = [readFileTool(), listFilesTool()].filter((tool) => !names.has(tool.name)) as Tool[];
+  return new ToolRegistry([...tools, ...added], toolTimeoutMs === undefined ? {} : { toolTimeoutMs });
+}

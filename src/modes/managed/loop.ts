@@ -1,0 +1,444 @@
+/**
+ * One managed run (LongHorizon-Harness): the Manage-Execute-Audit loop over a task state kept outside every model
+ * context, with the completion gate, integrity checks around audits, the run's budgets, and a snapshot before every
+ * stage so that a resumed run goes on where it stopped.
+ * @module
+ */
+import type { LoopCheckpoint } from '../../durability/types.js';
+import { HarnessError } from '../../errors.js';
+import type { EmitEvent, HarnessEvent } from '../../events.js';
+import { DataMark } from '../../prompts/datamark.js';
+import { raceSignal } from '../../util/race-signal.js';
+import { blockedEnding, deliverableOf, endStatus, outOfRounds, refusedDone, unansweredEnding } from './endings.js';
+import { executeContract, interruptedEpisode } from './execution.js';
+import { diffFingerprints, fingerprintedAudit, fingerprintWorkspace } from './integrity.js';
+import { MANAGED_DEFAULTS, parseManagedOptions, type ResolvedManagedOptions } from '../shared/managed-options.js';
+import { ManagedProgress } from './progress.js';
+import { managedReportFromTally, tallyManagedEvent } from './report.js';
+import type { ManagedRunInit, ManagedRunResult, RunControlLike, RunStop } from './run-init.js';
+import { pendingLoop, readManagedState, redoAt, type ManagedPosition } from './snapshot.js';
+import { applyAudit, applyDrafts, saveTaskState } from './state.js';
+import type { ManagerDecision } from '../../contracts/managed.js';
+import { wireRoles, type ManagedRoles } from './wiring.js';
+
+export type { ManagedRunInit, ManagedRunResult, ReportFold, RunControlLike, RunStop } from './run-init.js';
+
+/**
+ * Runs one managed task to its end. Each round the manager decides from the request, the audited state and the audit
+ * reports; `execute` runs the contract in a fresh context, then an audit checks it with the workspace fingerprinted
+ * around it, and only the audit updates the state. The run succeeds only when the manager says `done` and every
+ * record is completed by a clean audit. Resolves for every ending (aborted, timed out, blocked, out of rounds or
+ * iterations, a failing stage) with the state as it stands; rejects only for invalid options and for a snapshot that
+ * is not a managed run's (`resume-incompatible`). With `init.resume` it goes on from that snapshot at the round and
+ * stage it was saved in.
+ */
+export async function runManaged<Tally>(init: ManagedRunInit<Tally>): Promise<ManagedRunResult> {
+  return new ManagedRun(init).execute();
+}
+
+type Stage<S extends ManagedPosition['stage']> = Extract<ManagedPosition, { stage: S }>;
+
+class ManagedRun<Tally> {
+  private readonly o: ResolvedManagedOptions;
+  private readonly control: RunControlLike;
+  private readonly roles: ManagedRoles;
+  private readonly startedAt: number;
+  /** Time the run used before this resume. */
+  private readonly usedBefore: number;
+  private readonly mark: DataMark;
+  /** Folds every event of the run into both report tallies, then sends it. */
+  private readonly emit: EmitEvent;
+  private readonly p: ManagedProgress;
+  /** The saved executor loop a resumed execution goes on from, until it is taken. */
+  private savedLoop: LoopCheckpoint | undefined;
+
+  constructor(private readonly init: ManagedRunInit<Tally>) {
+    this.o = parseManagedOptions(init.options);
+    this.control = init.control;
+    this.startedAt = init.now();
+    this.usedBefore = init.resume?.used.elapsedMs ?? 0;
+    this.p = init.resume ? ManagedProgress.restore(readManagedState(init.resume.state)) : new ManagedProgress();
+    this.savedLoop = init.resume ? pendingLoop(init.resume, this.p.at) : undefined;
+    this.mark = init.dataMark ?? (init.resume ? new DataMark(init.resume.dataMark) : DataMark.random());
+    this.emit = (event) => {
+      // Stamped here so that the folds see events as listeners do (the host's emit stamps it again, same clock).
+      const stamped = { ...event, timestamp: init.now() } as HarnessEvent;
+      init.baseReport.add(stamped);
+      tallyManagedEvent(this.p.tally, stamped);
+      init.emit(stamped);
+    };
+    this.roles = wireRoles(this.o, {
+      runId: init.runId,
+      workspace: init.workspace,
+      emit: this.emit,
+      now: init.now,
+      signal: this.control.controller.signal,
+      backendFor: init.backendFor,
+      samplingFor: init.samplingFor,
+      maxOutputTokens: init.maxOutputTokens,
+      memory: init.memory,
+      registry: init.registry,
+      limits: init.limits,
+    });
+  }
+
+  async execute(): Promise<ManagedRunResult> {
+    const unwatch = this.control.watch(this.init.signal);
+    let failure: RunStop | undefined;
+    try {
+      if (this.init.resume) this.announceResume();
+      else await this.start();
+      while (this.p.at.stage !== 'end' && this.p.at.round <= this.o.maxRounds) await this.step(this.p.at);
+      if (this.p.at.stage !== 'end') failure = outOfRounds(this.p.state, this.o.maxRounds);
+    } catch (error) {
+      failure = this.control.asStop(error, 'managed');
+    } finally {
+      unwatch();
+    }
+    return this.finish(failure);
+  }
+
+  private async start(): Promise<void> {
+    this.emit({
+      type: 'run-start',
+      mode: 'managed',
+      runId: this.init.runId,
+      goal: this.init.task,
+      workspace: this.init.workspace.root,
+      // Managed mode always decomposes (the manager's records) and verifies (an audit after every execution).
+      decomposition: true,
+      verification: true,
+      warnings: this.init.registry.list().flatMap((tool) => (tool.warnings ?? []).map((w) => `${tool.name}: ${w}`)),
+    });
+    await this.control.guard('start', () => this.saveStateFile('start'));
+    this.p.fingerprint = await fingerprintWorkspace(this.init.workspace.root);
+    await this.control.guard('start', () => this.checkpoint());
+  }
+
+  private step(at: ManagedPosition): Promise<void> {
+    switch (at.stage) {
+      case 'manage':
+        return this.manage(at.round);
+      case 'ask':
+        return this.ask(at);
+      case 'execute':
+        return this.executeContract(at);
+      case 'audit':
+        return this.audit(at);
+      case 'end':
+        return Promise.resolve();
+    }
+  }
+
+  // ---- one round ----
+
+  private async manage(round: number): Promise<void> {
+    this.control.check('manage');
+    const outcome = await this.control.guard('manage', () =>
+      this.roles.manager.decide({
+        runId: this.init.runId,
+        round,
+        request: this.init.task,
+        attachments: this.init.attachments,
+        state: structuredClone(this.p.state),
+        audits: this.p.audits,
+        answers: this.p.answers,
+        feedback: this.p.feedback,
+        signal: this.control.controller.signal,
+        dataMark: this.mark,
+      }),
+    );
+    const { decision } = outcome;
+    if (decision.next === 'execute' && !decision.contract?.recordIds.length) {
+      // Only a replacement manager can get here: the built-in one resolves every contract's records.
+      const message = `The manager decided "execute" in round ${round} without a contract naming its records (contract.recordIds).`;
+      throw this.control.asStop(new HarnessError('invalid-input', message), 'manage');
+    }
+    this.p.state = applyDrafts(this.p.state, decision.records, round);
+    await this.control.guard('manage', () => this.saveStateFile(`manage-${round}`));
+    this.emit({
+      type: 'manager-decision',
+      runId: this.init.runId,
+      round,
+      next: decision.next,
+      records: decision.records,
+      ...(decision.contract ? { contract: decision.contract } : {}),
+      ...(decision.question ? { question: decision.question } : {}),
+      ...(decision.reason ? { reason: decision.reason } : {}),
+      ...(outcome.fallback ? { fallback: outcome.fallback } : {}),
+      state: structuredClone(this.p.state),
+    });
+    this.p.feedback = [];
+    // The decision is saved with the stage it leads to: a resumed run never asks the manager for it again.
+    await this.moveTo('manage', this.next(round, decision));
+  }
+
+  /** Where a decision leads. */
+  private next(round: number, decision: ManagerDecision): ManagedPosition {
+    switch (decision.next) {
+      case 'done': {
+        const refused = refusedDone(this.p.state);
+        if (!refused) return { stage: 'end', round, ending: { status: 'succeeded' } };
+        this.p.feedback.push(refused);
+        return { stage: 'manage', round: round + 1 };
+      }
+      case 'blocked':
+        return { stage: 'end', round, ending: blockedEnding(decision, this.p.state) };
+      case 'ask':
+        // Without onAsk the question ends the run blocked.
+        return this.o.onAsk
+          ? { stage: 'ask', round, question: decision.question ?? '' }
+          : { stage: 'end', round, ending: unansweredEnding(decision.question ?? '') };
+      case 'execute':
+        return { stage: 'execute', round, contract: decision.contract as NonNullable<ManagerDecision['contract']> };
+    }
+  }
+
+  /** Puts the manager's question to `managed.onAsk` (set: the decision led here only then). */
+  private async ask({ round, question }: Stage<'ask'>): Promise<void> {
+    const onAsk = this.o.onAsk as NonNullable<ResolvedManagedOptions['onAsk']>;
+    const { signal } = this.control.controller;
+    // A host waiting for a person may never answer; the run's abort and time limit still end the wait.
+    const answer = await this.control.guard('ask', () =>
+      raceSignal(
+        Promise.resolve().then(() => onAsk(question, structuredClone(this.p.state))),
+        signal,
+        () => signal.reason,
+      ),
+    );
+    this.p.answers.push({ question, answer: String(answer) });
+    await this.moveTo('ask', { stage: 'manage', round: round + 1 });
+  }
+
+  private async executeContract(at: Stage<'execute'>): Promise<void> {
+    const { round, contract } = at;
+    if (this.roles.executorUsesIterations && this.executorIterations() < 1) this.control.stop('budget');
+    this.control.check('execute');
+    const agent = this.roles.execution.agent;
+    const resumeFrom = this.takeSavedLoop();
+    // An external episode that was running when the run stopped is not started again: the audit finds what it did.
+    const execution =
+      agent && at.episodeStarted
+        ? interruptedEpisode(agent.name)
+        : await this.control.guard('execute', () =>
+            executeContract(this.roles.execution, {
+              runId: this.init.runId,
+              round,
+              request: this.init.task,
+              attachments: this.init.attachments,
+              contract,
+              state: structuredClone(this.p.state),
+              workspace: this.init.workspace,
+              signal: this.control.controller.signal,
+              maxIterations: this.executorIterations(),
+              timeoutMs: this.control.timeLeft(),
+              dataMark: this.mark,
+              resumeFrom,
+              onCheckpoint: this.init.checkpointer ? (loop) => this.checkpoint(loop) : undefined,
+              onEpisodeStart: () => this.moveTo('execute', { ...at, episodeStarted: true }),
+            }),
+          );
+    this.p.iterationsUsed += execution.iterations;
+    // The built-in loop was given the run's time left: its timeout is the run's.
+    if (this.roles.executorUsesIterations && execution.claim.status === 'timeout') this.control.stop('timeout');
+    this.control.failFast(execution.error, 'execute');
+    if (execution.error?.code === 'store-failed') {
+      throw this.control.asStop(new HarnessError('store-failed', execution.error.message), 'execute');
+    }
+    // A stopped run ends with the state as audited so far: an unaudited execution changes nothing.
+    this.control.check('execute');
+    const afterExecution = await fingerprintWorkspace(this.init.workspace.root);
+    const changedByExecutor = diffFingerprints(this.p.fingerprint, afterExecution);
+    for (const changed of changedByExecutor) this.p.produced.add(changed);
+    // The audit compares against the workspace as the execution left it.
+    this.p.fingerprint = afterExecution;
+    await this.moveTo('execute', { stage: 'audit', round, contract, claim: execution.claim, changedByExecutor });
+  }
+
+  /**
+   * Audits the round with the workspace fingerprinted around it, then applies the update rule. A resumed run audits
+   * from the start: nothing of a cut-off audit was applied.
+   */
+  private async audit({ round, contract, claim, changedByExecutor }: Stage<'audit'>): Promise<void> {
+    const maxIterations = Math.min(this.o.auditorIterations, this.iterationsLeft());
+    if (this.roles.auditorUsesIterations && maxIterations < 1) this.control.stop('budget');
+    this.control.check('audit');
+    const { outcome, thrown, after, changedPaths } = await fingerprintedAudit(
+      this.roles.auditor,
+      {
+        runId: this.init.runId,
+        round,
+        request: this.init.task,
+        attachments: this.init.attachments,
+        state: structuredClone(this.p.state),
+        contract,
+        claim,
+        changedByExecutor,
+        workspace: this.init.workspace,
+        signal: this.control.controller.signal,
+        maxIterations,
+        timeoutMs: this.control.timeLeft(),
+        dataMark: this.mark,
+      },
+      this.p.fingerprint,
+    );
+    this.p.iterationsUsed += outcome?.iterations ?? 0;
+    // A failed or cut-off audit is no evidence, unless it changed the workspace: that is recorded whatever happened.
+    if (changedPaths.length === 0) {
+      if (thrown !== undefined) throw this.control.asStop(thrown, 'audit');
+      this.control.check('audit');
+    }
+    this.p.fingerprint = after;
+    const reported = outcome?.verdict ?? {
+      status: 'incomplete' as const,
+      integrity: 'violation' as const,
+      findings: [],
+    };
+    const verdict = changedPaths.length ? { ...reported, integrity: 'violation' as const } : reported;
+    this.p.state = applyAudit(this.p.state, {
+      round,
+      audit: `audit-${round}`,
+      verdict,
+      recordIds: contract.recordIds,
+      changedPaths,
+      evidenceChars: MANAGED_DEFAULTS.evidenceChars,
+    });
+    await this.control.guard('audit', () => this.saveStateFile(`audit-${round}`));
+    if (changedPaths.length) {
+      this.emit({
+        type: 'integrity-violation',
+        runId: this.init.runId,
+        round,
+        changedPaths,
+        records: [...contract.recordIds],
+      });
+    }
+    const fallback = outcome?.fallback ? { fallback: outcome.fallback } : {};
+    const reason = outcome?.reason ?? (thrown === undefined ? undefined : `The audit failed: ${String(thrown)}`);
+    this.emit({
+      type: 'audit-finish',
+      runId: this.init.runId,
+      round,
+      ...verdict,
+      changedPaths,
+      ...fallback,
+      ...(reason ? { reason } : {}),
+      state: structuredClone(this.p.state),
+    });
+    this.p.audits.push({
+      ...verdict,
+      round,
+      contract,
+      execution: {
+        agent: claim.agent,
+        status: claim.status,
+        ...(claim.exitCode === undefined ? {} : { exitCode: claim.exitCode }),
+      },
+      changedPaths,
+      ...fallback,
+      ...(reason ? { reason } : {}),
+    });
+    // The applied audit is saved before any stop below: a resumed run goes on with the next round.
+    await this.moveTo('audit', { stage: 'manage', round: round + 1 });
+    if (thrown !== undefined) throw this.control.asStop(thrown, 'audit');
+    this.control.failFast(outcome?.error, 'audit');
+    this.control.check('audit');
+  }
+
+  // ---- budget ----
+
+  private iterationsLeft(): number {
+    return Math.max(0, this.init.limits.maxIterations - this.p.iterationsUsed);
+  }
+
+  /** The executor's iterations this round: its per-round share, keeping what the round's audit may need. */
+  private executorIterations(): number {
+    const left = this.iterationsLeft();
+    const keep = this.roles.auditorUsesIterations ? Math.min(this.o.auditorIterations, Math.ceil(left / 2)) : 0;
+    return Math.min(this.o.executorIterations, left - keep);
+  }
+
+  // ---- saving and resuming ----
+
+  /** The copy of the task state for people to read (`.harness/task-state.json`); resumes read the snapshot. */
+  private saveStateFile(scope: string): Promise<void> {
+    return saveTaskState(this.init.workspace, this.p.state, scope);
+  }
+
+  /** Goes to the next position and saves it; a store that fails ends the run from `stage`. */
+  private async moveTo(stage: string, next: ManagedPosition): Promise<void> {
+    this.p.at = next;
+    await this.control.guard(stage, () => this.checkpoint());
+  }
+
+  /**
+   * Saves a snapshot of the run as it stands, with the executor loop in progress when there is one. Nothing is saved
+   * once the run has stopped: an aborted run goes on from where it was, not from its wind-down (a cut-off tool call
+   * or audit is then re-done or reported as interrupted, never taken as finished).
+   */
+  private checkpoint(loop?: LoopCheckpoint): Promise<void> {
+    const checkpointer = this.init.checkpointer;
+    if (!checkpointer || this.control.stopped) return Promise.resolve();
+    const state = this.p.toSnapshot(this.init.attachments, this.init.baseReport.tally);
+    const used = { iterations: this.p.iterationsUsed + (loop?.iterations ?? 0), elapsedMs: this.elapsed() };
+    // Managed mode runs one executor loop at a time.
+    return checkpointer.save({ state, used, ...(loop ? { loops: [loop] } : {}) });
+  }
+
+  /** The saved loop the resumed execution goes on from, once. */
+  private takeSavedLoop(): LoopCheckpoint | undefined {
+    const loop = this.savedLoop;
+    this.savedLoop = undefined;
+    return loop;
+  }
+
+  /** `run-resume`: where the run goes on and what it does again. */
+  private announceResume(): void {
+    const snapshot = this.init.resume;
+    if (!snapshot) return;
+    const loop = this.savedLoop;
+    this.emit({
+      type: 'run-resume',
+      runId: this.init.runId,
+      mode: 'managed',
+      stage: this.p.at.stage,
+      ...(loop ? { scopes: [loop.scope] } : {}),
+      savedAt: snapshot.savedAt,
+      redo: redoAt(this.p.at, loop, this.roles.execution.agent?.name),
+    });
+  }
+
+  private elapsed(): number {
+    return this.usedBefore + Math.max(0, this.init.now() - this.startedAt);
+  }
+
+  // ---- ending ----
+
+  private async finish(failure: RunStop | undefined): Promise<ManagedRunResult> {
+    const { runId } = this.init;
+    if (failure && (failure.reason === 'error' || failure.reason === 'budget')) {
+      this.emit({ type: 'run-error', runId, error: failure.error, stage: failure.stage });
+    }
+    const { status, error, blocked } = endStatus(failure, this.p.at.stage === 'end' ? this.p.at.ending : undefined);
+    const result: ManagedRunResult = {
+      runId,
+      status,
+      deliverable: deliverableOf(this.p.state, this.p.produced, this.p.fingerprint),
+      plan: [],
+      subtasks: [],
+      verdicts: [],
+      report: {
+        ...this.init.baseReport.report(this.elapsed()),
+        managed: managedReportFromTally(this.p.tally, this.p.state, blocked),
+      },
+      workspace: this.init.workspace.root,
+      ...(error ? { error } : {}),
+      taskState: structuredClone(this.p.state),
+    };
+    // An aborted run, and one whose store failed, keep their last snapshot `running`: resuming goes on from it.
+    if (status !== 'aborted' && error?.code !== 'store-failed') await this.init.checkpointer?.finish(result);
+    else await this.init.checkpointer?.idle();
+    this.emit({ type: 'run-finish', runId, result });
+    return result;
+  }
+}

@@ -1,0 +1,238 @@
+/**
+ * Options of `createHarness`, validated once when the harness is created.
+ * @module
+ */
+import { z } from 'zod';
+import type { LlmBackend, Purpose } from '../../backend/types.js';
+import { DEFAULTS } from '../../defaults.js';
+import { ManagedOptionsSchema } from './managed-options.js';
+import { HarnessError } from '../../errors.js';
+import { describeIssues } from '../../util/did-you-mean.js';
+import { CurrencySchema, PricingSchema } from '../../backend/pricing.js';
+import { checkCostOptions } from './cost.js';
+import { EXECUTION_MEMORY_SHAPE, isExecutionMemory, type ExecutionMemory } from '../../memory/types.js';
+import type { MemoryManagerOptions } from '../../memory/options.js';
+import { ToolRegistry } from '../../tools/registry.js';
+import type { Tool } from '../../tools/types.js';
+import type { HarnessEvent } from '../../events.js';
+import { isWorkspace, type Workspace } from '../../workspace/types.js';
+import type { ExecutorLike } from '../../contracts/executor.js';
+import type { PlannerLike, RepairerLike, SynthesizerLike, VerifierLike } from '../../contracts/roles.js';
+import { isRunStore } from '../../durability/is-run-store.js';
+import type { RunStore } from '../../durability/types.js';
+
+const isFn = (value: unknown): boolean => typeof value === 'function';
+const hasMethod = (name: string) => (value: unknown) =>
+  typeof value === 'object' && value !== null && typeof (value as Record<string, unknown>)[name] === 'function';
+
+const backend = z.custom<LlmBackend>(hasMethod('generate'), 'must be an LlmBackend (an object with generate())');
+const tool = z.custom<Tool>(
+  (v) => hasMethod('execute')(v) && typeof (v as { name?: unknown }).name === 'string',
+  'must be a Tool (create one with defineTool)',
+);
+const workspaceSettings = z.strictObject({
+  dir: z.string().min(1, 'must be a non-empty directory path').optional(),
+  keep: z.boolean().optional(),
+});
+const workspace = z
+  .union([z.string().min(1), z.custom<Workspace>(isWorkspace), workspaceSettings], {
+    error: 'must be a directory path, a Workspace, or { dir?: string, keep?: boolean }',
+  })
+  .refine((v) => !(typeof v === 'object' && 'dir' in v && v.dir !== undefined && 'keep' in v && v.keep === false), {
+    error:
+      'keep: false removes temporary workspaces only; a directory you name (dir) is never removed. Drop one of them',
+  });
+const count = (fallback: number, min = 1) => z.number().int().min(min).default(fallback);
+
+const LimitsSchema = z.strictObject({
+  /** ReAct iterations of the whole run, shared by every executor loop. @defaultValue 200 */
+  maxIterations: count(DEFAULTS.maxIterations),
+  /** Wall-clock limit of one run. @defaultValue 7 200 000 */
+  timeoutMs: count(DEFAULTS.timeoutMs),
+  /** @defaultValue 6 */
+  maxSubtasks: count(DEFAULTS.maxSubtasks),
+  /**
+   * Subtasks that may run at the same time once the subtasks they depend on (the plan's `dependsOn`) have finished;
+   * 1 runs them strictly in plan order, as the paper does. @defaultValue 2
+   */
+  maxParallelSubtasks: count(DEFAULTS.maxParallelSubtasks),
+  /** Attempts per subtask, the first included. @defaultValue 3 */
+  subtaskAttempts: count(DEFAULTS.subtaskAttempts),
+  /** Repairs after failed verifications. @defaultValue 3 */
+  repairAttempts: count(DEFAULTS.repairAttempts, 0),
+  /** Iterations of one repair loop. @defaultValue 50 */
+  repairIterations: count(DEFAULTS.repairIterations),
+  /** Default per-call timeout of a tool. @defaultValue 120 000 */
+  toolTimeoutMs: count(DEFAULTS.toolTimeoutMs),
+  /**
+   * Output tokens reserved for the answer of every request and sent as its output limit; a request's input may use
+   * the window less this. Never more than a quarter of the called backend's window. @defaultValue 8 192
+   */
+  maxOutputTokens: count(DEFAULTS.maxOutputTokens),
+  /**
+   * The most the run's model calls may cost, in the currency of `pricing`: a call that could take the run past it is
+   * not made, and the run ends `failed` with `cost-limit` and its partial deliverable. Needs a price for every role.
+   */
+  maxCost: z.number().finite().positive().optional(),
+});
+
+/** Temperature and top-p of a role's calls; `null` sends none (for models that reject the parameter). */
+const SamplingSchema = z.strictObject({
+  /** @defaultValue 1.0 (OneDayAgent §3.1.2) */
+  temperature: z.number().min(0).max(2).nullable().optional(),
+  /** @defaultValue 0.95 (OneDayAgent §3.1.2) */
+  topP: z.number().gt(0).max(1).nullable().optional(),
+});
+
+/** Sampling of one role, or of every role (`sampling`); `null` sends none. */
+export interface SamplingOption {
+  temperature?: number | null | undefined;
+  topP?: number | null | undefined;
+}
+
+/** Every role that can have its own backend, sampling and prices. @internal */
+export const ROLE_NAMES = [
+  'plan',
+  'execute',
+  'synthesize',
+  'verify',
+  'repair',
+  'summarize',
+  'vision',
+  'manage',
+  'audit',
+] as const satisfies readonly RoleName[];
+
+/**
+ * Prices of the run's calls, in `currency`: `inputPerMTok` / `outputPerMTok` (and `cachedInputPerMTok`) price the
+ * calls of the main `backend` (over its own `pricing`); `roles` prices one role's calls, whatever backend makes them.
+ */
+const HarnessPricingSchema = z
+  .strictObject({
+    currency: CurrencySchema,
+    inputPerMTok: PricingSchema.shape.inputPerMTok.optional(),
+    outputPerMTok: PricingSchema.shape.outputPerMTok.optional(),
+    cachedInputPerMTok: PricingSchema.shape.cachedInputPerMTok,
+    roles: z.partialRecord(z.enum(ROLE_NAMES), PricingSchema).default({}),
+  })
+  .refine(
+    (p) =>
+      (p.inputPerMTok === undefined) === (p.outputPerMTok === undefined) &&
+      (p.cachedInputPerMTok === undefined || p.inputPerMTok !== undefined),
+    { error: 'give inputPerMTok and outputPerMTok together (and cachedInputPerMTok only with them)' },
+  );
+
+/** The option schema of `createHarness`. */
+export const HarnessOptionsSchema = z.strictObject({
+  backend,
+  tools: z.union([z.array(tool), z.instanceof(ToolRegistry)]).default([]),
+  /**
+   * Where each run works (see docs/workspace.md): a directory (created when missing, never removed), a Workspace of
+   * your own (never removed), or `{ dir?, keep? }`. Omitted, each run gets a fresh temporary directory, kept after
+   * the run (`result.workspace`) and removed by `harness.close()` if the run succeeded; `keep: true` keeps them all,
+   * `keep: false` removes them all. One run at a time per directory: a second gets `workspace-busy`.
+   */
+  workspace: workspace.optional(),
+  /**
+   * Called with the error and the event when an event listener throws; the run goes on either way.
+   * @defaultValue logs to `console.error`
+   */
+  onListenerError: z
+    .custom<(error: unknown, event: HarnessEvent) => void>(isFn, 'must be a function (error, event) => void')
+    .optional(),
+  /**
+   * `'pipeline'`: the OneDayAgent pipeline (plan → execute → synthesize → verify → repair). `'managed'`: the
+   * LongHorizon-Harness Manage-Execute-Audit loop over an audited task state (see docs/managed.md).
+   * @defaultValue 'pipeline'
+   */
+  mode: z.enum(['pipeline', 'managed']).default('pipeline'),
+  /** Options of managed mode (`mode: 'managed'`); see docs/managed.md. */
+  managed: ManagedOptionsSchema.prefault({}),
+  /** @defaultValue true */
+  decomposition: z.boolean().default(true),
+  /** @defaultValue true */
+  verification: z.boolean().default(true),
+  limits: LimitsSchema.prefault({}),
+  /**
+   * Sampling of every request: the paper's temperature 1.0 and top-p 0.95 unless set; `roles` overrides per role
+   * (e.g. `{ roles: { verify: { temperature: 0 } } }`). Adapters drop what a model rejects (see docs/backends.md).
+   */
+  sampling: SamplingSchema.extend({
+    roles: z.partialRecord(z.enum(ROLE_NAMES), SamplingSchema).default({}),
+  }).prefault({}),
+  memory: z.custom<MemoryManagerOptions>((v) => typeof v === 'object' && v !== null, 'must be an object').optional(),
+  roles: z.partialRecord(z.enum(ROLE_NAMES), backend).default({}),
+  /**
+   * What the model calls cost, for the report's `cost` and `limits.maxCost` (see docs/backends.md, "Pricing and
+   * cost"). A backend's own `pricing` prices its calls when this gives none for them.
+   */
+  pricing: HarnessPricingSchema.optional(),
+  components: z
+    .strictObject({
+      planner: z.custom<PlannerLike>(hasMethod('plan'), 'must have plan(input)').optional(),
+      executor: z.custom<ExecutorLike>(hasMethod('run'), 'must have run(input)').optional(),
+      synthesizer: z.custom<SynthesizerLike>(hasMethod('synthesize'), 'must have synthesize(input)').optional(),
+      verifier: z.custom<VerifierLike>(hasMethod('verify'), 'must have verify(input)').optional(),
+      repairer: z.custom<RepairerLike>(hasMethod('repair'), 'must have repair(input)').optional(),
+      memory: z.custom<ExecutionMemory>(isExecutionMemory, `must implement ${EXECUTION_MEMORY_SHAPE}`).optional(),
+    })
+    .prefault({}),
+  prompts: z
+    .strictObject({
+      plan: z.string().min(1).optional(),
+      execute: z.string().min(1).optional(),
+      synthesize: z.string().min(1).optional(),
+      verify: z.string().min(1).optional(),
+      repair: z.string().min(1).optional(),
+    })
+    .prefault({}),
+  /**
+   * Where each run saves its snapshots, for `harness.resume()` (see docs/durability.md): a {@link RunStore}, or
+   * `false` for none (a crashed run then cannot be resumed). @defaultValue a file store in each run's workspace
+   * (`.harness/run.json`)
+   */
+  store: z
+    .union([z.literal(false), z.custom<RunStore>(isRunStore)], {
+      error: 'must be a RunStore (an object with save, load, list and delete) or false',
+    })
+    .optional(),
+  /**
+   * How much of a run waits for its snapshots to be stored (see docs/durability.md). `'async'`: saves go on behind
+   * the run (the newest replacing any not yet written), except that a call of a tool that is not read-only runs only
+   * once the snapshot journaling it is stored, and the finished run's result is stored before `run()` returns; after a
+   * crash, a resume re-does the model calls and read-only tool calls made since the last stored snapshot. `'sync'`:
+   * the run waits for every snapshot, so a resume re-does at most one model call and one tool call per executor loop,
+   * at the price of a durable write (with fsync, for the file store) per save. Managed mode always works as with
+   * `'sync'`. @defaultValue 'async'
+   */
+  durability: z.enum(['sync', 'async']).default('async'),
+  now: z.custom<() => number>(isFn, 'must be a function returning milliseconds').optional(),
+  generateId: z.custom<() => string>(isFn, 'must be a function returning a string').optional(),
+});
+
+/** What users pass to `createHarness`. */
+export type HarnessOptions = z.input<typeof HarnessOptionsSchema>;
+/** The options after defaults. @internal */
+export type ResolvedHarnessOptions = z.output<typeof HarnessOptionsSchema>;
+/** A role that can have its own backend through `roles`. */
+export type RoleName = Purpose;
+
+/** Validates `createHarness` options; a bad one throws `invalid-options` naming it and what is allowed. @internal */
+export function parseHarnessOptions(options: HarnessOptions): ResolvedHarnessOptions {
+  const parsed = HarnessOptionsSchema.safeParse(options);
+  if (parsed.success) {
+    checkCostOptions(parsed.data);
+    return parsed.data;
+  }
+  const problems = describeIssues(parsed.error.issues, { schema: HarnessOptionsSchema });
+  // The range hint helps only with a bad limit; a misspelt key carries its own suggestion.
+  const limitsHint = parsed.error.issues.some(
+    (issue) => issue.path[0] === 'limits' && issue.code !== 'unrecognized_keys',
+  )
+    ? ' Limits are integers ≥ 1 (repairAttempts ≥ 0; maxCost any number > 0).'
+    : '';
+  throw new HarnessError(
+    'invalid-options',
+    `Invalid createHarness options: ${problems.join('; ')}.${limitsHint} See docs/pipeline.md.`,
+  );
+}
