@@ -1,6 +1,7 @@
 /**
- * The images of a deliverable the verifier shows the model: image files, images embedded in PPTX and DOCX files, and
- * the rendered first page of PDFs, each fitted to the image budget.
+ * The images of a deliverable the verifier shows the model: image files, the rendered pages of PDFs and office
+ * documents (or, where an office document cannot be rendered, the images embedded in PPTX and DOCX files), each fitted
+ * to the image budget.
  * @module
  */
 import { stat } from 'node:fs/promises';
@@ -11,7 +12,8 @@ import { describeImage } from '../workspace/preview/image-preview.js';
 import { PARSE_LIMIT_BYTES } from '../workspace/preview/preview-file.js';
 import type { Workspace } from '../workspace/types.js';
 import { fitImage, MAX_DECODE_PIXELS } from './downscale.js';
-import type { PdfPageRenderer } from './pdf-page.js';
+import { officeFormatOf } from './office-render.js';
+import { budgetUsedUp, type PageRenderers, renderPages, unrenderedNote } from './rendered-pages.js';
 
 /** How many images one verify request carries, and how large each may be (see `DEFAULTS.verifyImages`). */
 export interface ImageBudget {
@@ -48,15 +50,13 @@ export interface SkippedImage {
 export interface CollectedImages {
   images: PreparedImage[];
   skipped: SkippedImage[];
-  /** Facts the model should know, e.g. that PDFs could not be rendered. */
+  /** Facts the model should know, e.g. that a document's pages could not be rendered. */
   notes: string[];
 }
 
-/** What {@link collectImages} needs besides the files. */
-export interface CollectImagesOptions {
+/** What {@link collectImages} needs besides the files: the budget, and the renderers of PDF and office pages. */
+export interface CollectImagesOptions extends PageRenderers {
   budget: ImageBudget;
-  /** `false`: PDFs are not rendered. */
-  renderPdfPage: PdfPageRenderer | false;
   signal?: AbortSignal | undefined;
 }
 
@@ -65,15 +65,17 @@ const SENDABLE = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp'])
 /** Where Office files keep their embedded images. */
 const MEDIA_FOLDERS = { pptx: 'ppt/media/', docx: 'word/media/' } as const;
 
-/** One image source: its label and how to get its bytes (`undefined`: no renderer). */
+/** One image source: its label and how to get its bytes. */
 interface Source {
   label: string;
-  load: () => Promise<Uint8Array | undefined>;
+  load: () => Promise<Uint8Array>;
 }
 
 /**
  * Collects the images of the delivered `files` (existing, workspace-relative paths) in file order, at most
- * `budget.maxImages`; every other image found is listed as skipped with its reason. Decides a file's kind by its name.
+ * `budget.maxImages`; every other image found is listed as skipped with its reason. A PDF or office document shows
+ * its rendered pages; a document that could not be rendered is listed as skipped (unless its renderer is turned
+ * off) and noted, and a PPTX or DOCX then shows its embedded images. Decides a file's kind by its name.
  */
 export async function collectImages(
   workspace: Workspace,
@@ -81,24 +83,21 @@ export async function collectImages(
   options: CollectImagesOptions,
 ): Promise<CollectedImages> {
   const collected: CollectedImages = { images: [], skipped: [], notes: [] };
-  const unrendered: string[] = [];
   for (const file of files) {
     let sources: Source[];
     try {
       sources = await sourcesOf(workspace, file, options, collected);
     } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason;
       collected.notes.push(`${file} could not be opened for its images (${toHarnessError(error).message}).`);
       continue;
     }
     for (const source of sources) {
       if (collected.images.length >= options.budget.maxImages) {
-        collected.skipped.push({
-          label: source.label,
-          reason: `the budget of ${options.budget.maxImages} images per request is used up`,
-        });
+        collected.skipped.push({ label: source.label, reason: budgetUsedUp(options.budget.maxImages) });
         continue;
       }
-      let data: Uint8Array | undefined;
+      let data: Uint8Array;
       try {
         data = await source.load();
       } catch (error) {
@@ -108,21 +107,10 @@ export async function collectImages(
         });
         continue;
       }
-      if (data === undefined) {
-        unrendered.push(file);
-        collected.skipped.push({ label: source.label, reason: 'no PDF renderer is available' });
-        continue;
-      }
       const prepared = await prepareImage(source.label, data, options.budget);
       if ('reason' in prepared) collected.skipped.push(prepared);
       else collected.images.push(prepared);
     }
-  }
-  if (unrendered.length) {
-    collected.notes.push(
-      `The first page of ${unrendered.join(', ')} could not be rendered as an image: no PDF renderer is available ` +
-        '(the default one is pdftoppm, from poppler-utils), so only the text preview is shown.',
-    );
   }
   return collected;
 }
@@ -135,14 +123,21 @@ async function sourcesOf(
 ): Promise<Source[]> {
   const kind = detectKind(file, new Uint8Array());
   if (kind === 'image') return [{ label: file, load: () => workspace.readFile(file) }];
-  if (kind === 'pdf' && options.renderPdfPage) {
-    const render = options.renderPdfPage;
-    return [
-      {
-        label: `${file}, page 1 (rendered)`,
-        load: async () => render(await workspace.resolve(file, 'read'), options.budget.maxLongSide, options.signal),
-      },
-    ];
+  const format = kind === 'pdf' ? 'pdf' : officeFormatOf(file);
+  if (format) {
+    const { budget } = options;
+    const rendered = await renderPages(workspace, file, format, {
+      ...options,
+      maxLongSide: budget.maxLongSide,
+      maxImages: budget.maxImages,
+      room: Math.max(0, budget.maxImages - collected.images.length),
+    });
+    collected.skipped.push(...rendered.overBudget);
+    if (!rendered.unrendered) return rendered.pages.map(({ label, data }) => ({ label, load: async () => data }));
+    const { reason, turnedOff } = rendered.unrendered;
+    // The host chose not to render: said in the request, not counted as an image not seen.
+    if (!turnedOff) collected.skipped.push({ label: `${file} (rendered pages)`, reason });
+    collected.notes.push(unrenderedNote(file, reason, kind === 'pptx' || kind === 'docx'));
   }
   if (kind !== 'pptx' && kind !== 'docx') return [];
   const absolute = await workspace.resolve(file, 'read');
@@ -160,6 +155,25 @@ async function sourcesOf(
     .filter((entry) => !entry.dir && entry.name.startsWith(folder))
     .sort((a, b) => a.name.localeCompare(b.name, 'en', { numeric: true }))
     .map((entry) => ({ label: `${file}, embedded image ${entry.name}`, load: () => entry.async('uint8array') }));
+}
+
+/** Images named per reason by {@link describeNotSeen}; the rest are counted. */
+const NAMED_PER_REASON = 5;
+
+/** The images not seen, grouped by reason, each naming its first images: `why: a.png, b.png and 3 more; why2: …`. */
+export function describeNotSeen(notSeen: readonly SkippedImage[]): string {
+  const byReason = new Map<string, string[]>();
+  for (const { label, reason } of notSeen) {
+    const labels = byReason.get(reason) ?? [];
+    labels.push(label);
+    byReason.set(reason, labels);
+  }
+  return [...byReason]
+    .map(([reason, labels]) => {
+      const more = labels.length > NAMED_PER_REASON ? ` and ${labels.length - NAMED_PER_REASON} more` : '';
+      return `${reason}: ${labels.slice(0, NAMED_PER_REASON).join(', ')}${more}`;
+    })
+    .join('; ');
 }
 
 /** The image as it will be sent, or why it will not be. */

@@ -29,8 +29,9 @@ import {
 import type { Defect, Verdict } from '../contracts/work.js';
 import { DataMark } from '../prompts/datamark.js';
 import { VERIFIER_PROMPT } from '../prompts/verifier.js';
-import { collectImages, type ImageBudget } from './images.js';
-import { pdftoppmRenderer, type PdfPageRenderer } from './pdf-page.js';
+import { collectImages, describeNotSeen, type ImageBudget } from './images.js';
+import { sofficeRenderer, type OfficeRenderer } from './office-render.js';
+import { pdftoppmRenderer, type PdfPagesRenderer } from './pdf-page.js';
 import { buildVerifyRequest, type BuiltVerifyRequest, type VerifyMaterial } from './request.js';
 
 const VerdictReplySchema = z.object({
@@ -55,12 +56,18 @@ const VerifierOptionsSchema = PreviewOptionsSchema.extend({
       maxBytes: z.number().int().min(1).default(DEFAULTS.verifyImages.maxBytes),
     })
     .prefault({}),
-  renderPdfPage: z
-    .custom<PdfPageRenderer | false>(
+  renderPdfPages: z
+    .custom<PdfPagesRenderer | false>(
       (value) => value === false || typeof value === 'function',
       'must be a function or false',
     )
     .default(() => pdftoppmRenderer),
+  renderOffice: z
+    .custom<OfficeRenderer | false>(
+      (value) => value === false || typeof value === 'function',
+      'must be a function or false',
+    )
+    .default(() => sofficeRenderer()),
 });
 
 /** Options of {@link Verifier}. */
@@ -81,8 +88,16 @@ export interface VerifierOptions {
    * @defaultValue DEFAULTS.verifyImages (`{ maxImages: 8, maxLongSide: 1568, maxPixels: 1150000, maxBytes: 3750000 }`)
    */
   images?: Partial<ImageBudget>;
-  /** Renders the first page of a delivered PDF; `false` renders none. @defaultValue {@link pdftoppmRenderer} */
-  renderPdfPage?: PdfPageRenderer | false;
+  /**
+   * Renders the pages of a delivered PDF (and of the PDF an office document was rendered to), as many as the image
+   * budget has room for; `false` renders none. @defaultValue {@link pdftoppmRenderer}
+   */
+  renderPdfPages?: PdfPagesRenderer | false;
+  /**
+   * Renders a delivered office document (PPTX, DOCX, XLSX, ODP, ODT, ODS, …) to PDF, whose pages are then shown;
+   * `false` renders none. @defaultValue `sofficeRenderer()` (headless LibreOffice in a sandbox without network)
+   */
+  renderOffice?: OfficeRenderer | false;
   emit?: EmitEvent;
   countTokens?: RequestTokenCounter;
   /** Fits each request into the window (the harness passes its memory); requests go out unchanged without it. */
@@ -108,11 +123,11 @@ const REJECTION_CHARS = 200;
 
 /**
  * Checks a deliverable against the original request, the subtask answers and the attachments, by content: the model
- * sees bounded previews of every delivered and attached file and the images of the delivered files (image files,
- * images embedded in PPTX and DOCX, the first page of PDFs). A delivered path that does not exist is a defect found
- * without asking the model. The request shrinks until it fits the backend's window. A reply that stays malformed
- * after one re-ask, or that fails the deliverable without naming a defect even when asked once more, gives the verdict
- * `unverified` (unless missing files already make it `failed`).
+ * sees bounded previews of every delivered and attached file and the images of the delivered files (image files, the
+ * rendered pages of PDFs and office documents, or the images embedded in a PPTX or DOCX that could not be rendered).
+ * A delivered path that does not exist is a defect found without asking the model. The request shrinks until it fits
+ * the backend's window. A reply that stays malformed after one re-ask, or that fails the deliverable without naming a
+ * defect even when asked once more, gives the verdict `unverified` (unless missing files already make it `failed`).
  *
  * @example
  * ```ts
@@ -167,7 +182,12 @@ export class Verifier implements VerifierLike {
       images: await collectImages(
         workspace,
         delivered.filter((file) => !file.missing).map((file) => file.path),
-        { budget: this.settings.images, renderPdfPage: this.settings.renderPdfPage, signal: input.signal },
+        {
+          budget: this.settings.images,
+          renderPdfPages: this.settings.renderPdfPages,
+          renderOffice: this.settings.renderOffice,
+          signal: input.signal,
+        },
       ),
       previews: { fileChars: this.settings.previewChars, totalChars: this.settings.previewBudgetChars },
       mark: input.dataMark ?? DataMark.random(),
@@ -274,7 +294,7 @@ export class Verifier implements VerifierLike {
 
   private warnImagesNotSeen(request: BuiltVerifyRequest, runId: string, scope: string): void {
     const { sent, notSeen } = request;
-    const reasons = [...new Set(notSeen.map((image) => image.reason))].join('; ');
+    const reasons = describeNotSeen(notSeen);
     this.options.emit?.({
       type: 'run-warning',
       runId,

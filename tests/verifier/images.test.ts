@@ -56,7 +56,7 @@ describe('Verifier: images of the deliverable', () => {
     });
   });
 
-  it('sends the images embedded in delivered PPTX and DOCX files, naming file and entry, in entry order', async () => {
+  it('sends the images embedded in delivered PPTX and DOCX files not rendered, naming file and entry, in entry order', async () => {
     const workspace = await tempWorkspace();
     await workspace.writeFile(
       'deck.pptx',
@@ -69,7 +69,8 @@ describe('Verifier: images of the deliverable', () => {
     );
     await workspace.writeFile('memo.docx', await officeWithMedia('docx', { 'image1.jpeg': makeJpeg(30, 20) }), origin);
     const backend = new ScriptedBackend({ verify: [verdict(true)] });
-    const result = await new Verifier({ backend }).verify({
+    // Rendering turned off: the request says the pages were not seen, without counting them as images not seen.
+    const result = await new Verifier({ backend, renderOffice: false }).verify({
       request: 'Make a deck and a memo with pictures',
       deliverable: { answer: 'done', files: ['deck.pptx', 'memo.docx'] },
       workspace,
@@ -84,6 +85,10 @@ describe('Verifier: images of the deliverable', () => {
     expect(result).toMatchObject({ imagesSeen: 3, imagesSkipped: 1 });
     expect(textOf(backend.calls[0])).toMatch(
       /1 image\(s\) of the delivered files were not seen[\s\S]*deck\.pptx, embedded image ppt\/media\/image3\.emf: it is not an image format/,
+    );
+    expect(textOf(backend.calls[0])).toContain(
+      'memo.docx was not rendered as page images (rendering of office documents is turned off (renderOffice: false)), ' +
+        'so how its pages look was not seen: judge it by its text preview and embedded images only',
     );
   });
 
@@ -186,7 +191,7 @@ describe('Verifier: images of the deliverable', () => {
     const workspace = await tempWorkspace();
     await workspace.writeFile('report.pdf', makePdf(['PDF-TEXT on page one']), origin);
     const backend = new ScriptedBackend({ verify: [verdict(true)] });
-    const result = await new Verifier({ backend, renderPdfPage: async () => undefined }).verify({
+    const result = await new Verifier({ backend, renderPdfPages: async () => undefined }).verify({
       request: 'Write report.pdf',
       deliverable: { answer: '', files: ['report.pdf'] },
       workspace,
@@ -194,12 +199,13 @@ describe('Verifier: images of the deliverable', () => {
     const text = textOf(backend.calls[0]);
     expect(text).toContain('PDF-TEXT on page one');
     expect(text).toContain(
-      'The first page of report.pdf could not be rendered as an image: no PDF renderer is available (the default one is pdftoppm, from poppler-utils)',
+      'report.pdf was not rendered as page images (no PDF renderer is available (the default one is pdftoppm, from ' +
+        'poppler-utils)), so how its pages look was not seen: judge it by its text preview only',
     );
     expect(result).toMatchObject({ imagesSeen: 0, imagesSkipped: 1 });
   });
 
-  it('renders the first page of a delivered PDF with pdftoppm', async (context) => {
+  it('renders each page of a delivered PDF with pdftoppm, as large as the image budget allows', async (context) => {
     context.skip(
       !hasPdftoppm() && !process.env.CI,
       'pdftoppm (poppler-utils) is not installed; this test runs wherever CI is set',
@@ -212,14 +218,19 @@ describe('Verifier: images of the deliverable', () => {
       deliverable: { answer: '', files: ['report.pdf'] },
       workspace,
     });
-    const [page] = imagesOf(backend.calls[0]);
-    expect(page?.caption).toContain('report.pdf, page 1 (rendered)');
-    expect(page?.mediaType).toBe('image/png');
-    // A US Letter page, as large as the image budget allows.
-    expect(Math.max(page!.width, page!.height)).toBeLessThanOrEqual(1_568);
-    expect(page!.width * page!.height).toBeLessThanOrEqual(1_150_000);
-    expect(page!.width * page!.height).toBeGreaterThan(1_000_000);
-    expect(page!.width / page!.height).toBeCloseTo(612 / 792, 2);
-    expect(result).toMatchObject({ imagesSeen: 1, imagesSkipped: 0 });
+    const pages = imagesOf(backend.calls[0]);
+    expect(pages.map((page) => page.caption.replace(/ \(\d.*$/, ''))).toEqual([
+      'Image 1 of 2: report.pdf, page 1 (rendered)',
+      'Image 2 of 2: report.pdf, page 2 (rendered)',
+    ]);
+    for (const page of pages) {
+      expect(page.mediaType).toBe('image/png');
+      // A US Letter page, as large as the image budget allows.
+      expect(Math.max(page.width, page.height)).toBeLessThanOrEqual(1_568);
+      expect(page.width * page.height).toBeLessThanOrEqual(1_150_000);
+      expect(page.width * page.height).toBeGreaterThan(1_000_000);
+      expect(page.width / page.height).toBeCloseTo(612 / 792, 2);
+    }
+    expect(result).toMatchObject({ imagesSeen: 2, imagesSkipped: 0 });
   });
 });

@@ -1,11 +1,12 @@
 /**
  * What the judge is shown besides the task: the attachments, the answer's files and the reference files parsed to
- * text, and the answer's images (image files, embedded images, rendered PDF first pages) fitted to an image budget.
+ * text, and the answer's images (image files, rendered PDF and office pages, embedded images) fitted to an image budget.
  * @module
  */
 import { DEFAULTS } from '../../defaults.js';
 import { toHarnessError } from '../../errors.js';
 import { collectImages, type PreparedImage } from '../../verifier/images.js';
+import { sofficeRenderer } from '../../verifier/office-render.js';
 import { pdftoppmRenderer } from '../../verifier/pdf-page.js';
 import { LocalWorkspace } from '../../workspace/local-workspace.js';
 import { previewFile } from '../../workspace/preview/preview-file.js';
@@ -32,7 +33,7 @@ export interface ParsedFile {
 export interface AnswerMaterial {
   files: ParsedFile[];
   images: PreparedImage[];
-  /** Facts about what could not be shown (a missing file, images skipped, no PDF renderer). */
+  /** Facts about what could not be shown (a missing file, images skipped, a document not rendered). */
   notes: string[];
 }
 
@@ -74,7 +75,8 @@ export async function parseAnswerFiles(
   if (options.images && readable.length) {
     const collected = await collectImages(workspace, readable, {
       budget: DEFAULTS.verifyImages,
-      renderPdfPage: pdftoppmRenderer,
+      renderPdfPages: pdftoppmRenderer,
+      renderOffice: sofficeRenderer(),
       signal: options.signal,
     });
     material.images = collected.images;
