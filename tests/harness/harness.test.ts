@@ -373,7 +373,7 @@ describe('createHarness: ending early', () => {
     expect(result.error?.code).toBe('timeout');
   });
 
-  it('ends with status failed when the shared iteration budget is used up', async () => {
+  it('ends with status failed when the run-wide iteration cap is used up', async () => {
     const backend = new ScriptedBackend((request) =>
       request.purpose === 'plan' ? planOf('a', 'b') : toolCall('write_file', { path: 'x.md', content: 'x' }),
     );
@@ -381,15 +381,15 @@ describe('createHarness: ending early', () => {
       backend,
       tools: [writeFile],
       workspace: await tempDir(),
-      limits: { maxIterations: 4 },
+      limits: { maxRunIterations: 4 },
     });
     const events = collect(harness);
     const result = await harness.run(TASK);
     expect(result.status).toBe('failed');
     expect(result.error?.code).toBe('budget-exhausted');
     expect(backend.callsFor('execute')).toHaveLength(4);
-    // The first subtask may not take the second's share: both get iterations, then synthesis finds none left.
-    expect(result.subtasks.map((s) => s.status)).toEqual(['failed', 'failed']);
+    // The first subtask's loop used the whole cap; no retry and no later subtask got any.
+    expect(result.subtasks.map((s) => s.status)).toEqual(['failed', 'skipped']);
     expect(events.some((e) => e.type === 'run-error')).toBe(true);
   });
 
