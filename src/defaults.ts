@@ -3,31 +3,24 @@
  * @module
  */
 export const DEFAULTS = {
-  /** ReAct iterations per run. */
+  /** ReAct iterations of one executor loop (a subtask attempt, synthesis): Table 6's 200. */
   maxIterations: 200,
+  /** Cap on the ReAct iterations of a whole run: none, the run is bounded by its loops and its timeout. */
+  maxRunIterations: undefined,
   /** Wall-clock limit of one run. */
   timeoutMs: 7_200_000,
   /** Context window assumed when a backend reports none. */
   contextWindow: 128_000,
   maxSubtasks: 6,
   /**
-   * Subtasks that may run at the same time, once the ones they depend on have finished (beyond the paper, whose
-   * subtasks run strictly in order: 1 reproduces it exactly). 2, because the paper's plans mostly have 2–4 subtasks,
-   * often two independent research branches and then an assembly: a second slot takes most of the latency such a plan
-   * can shed, while each further slot multiplies what the host must bear at once (concurrent provider calls against
-   * its rate limits, one executor loop and its dialogue in memory each, and the risk of two loops writing one file)
-   * for a gain only wider plans can use.
+   * Subtasks that may run at the same time, once the ones they depend on have finished. 1: the paper's order, each
+   * subtask seeing every earlier one's result. Running subtasks side by side is opt-in, because it trusts the planner's
+   * `dependsOn`: a subtask wrongly marked independent never sees the result it needed.
    */
-  maxParallelSubtasks: 2,
+  maxParallelSubtasks: 1,
   subtaskAttempts: 3,
   repairAttempts: 3,
   repairIterations: 50,
-  /**
-   * Shares of `maxIterations` the execute stage may not use, so that synthesis and one repair always remain
-   * possible however a subtask behaves (with 200 iterations: 20 for synthesis, 30 for a repair). Each subtask not yet
-   * started also keeps half of its fair share of the execute stage, so one runaway subtask cannot starve the others.
-   */
-  iterationReserve: { synthesize: 0.1, repair: 0.15 },
   compressAt: 0.9,
   emergencyAt: 0.95,
   keepRecentRounds: 3,

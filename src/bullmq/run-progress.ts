@@ -36,7 +36,7 @@ const STAGE_OF_PURPOSE: Record<string, string> = {
   audit: 'audit',
 };
 
-/** The purposes whose model calls are ReAct iterations (booked against `limits.maxIterations`). */
+/** The purposes whose model calls are ReAct iterations (of executor loops, each bounded by its own limit). */
 const LOOP_PURPOSES = new Set(['execute', 'synthesize', 'repair']);
 
 /** The progress after `event`; `undefined` when the event changes nothing worth reporting. @internal */

@@ -27,7 +27,10 @@ export interface PlanInput {
 /** A plan, and why it differs from the model's reply when it does. */
 export interface PlanOutcome {
   subtasks: PlannedSubtask[];
-  /** `single-subtask`: the reply stayed malformed after one re-ask; `truncated`: too many subtasks. */
+  /**
+   * `single-subtask`: the reply stayed malformed after one re-ask; `truncated`: too many subtasks, cut (for the built-in
+   * planner: still too many after one re-ask stating the cap).
+   */
   fallback?: 'single-subtask' | 'truncated';
   reason?: string;
 }

@@ -91,6 +91,8 @@ export interface SubtaskRecord extends PlannedSubtask {
   /** Workspace-relative path of the full answer, saved when it is too long to pass on whole. */
   answerFile?: string;
   error?: string;
+  /** The code of the error that ended its last attempt (e.g. `budget-exhausted`: the loop used all its iterations). */
+  errorCode?: string;
   /**
    * Files this subtask and another one running at the same time both wrote, found when this subtask finished (the
    * other one had finished first, so the conflict is recorded once, on the later of the two).

@@ -21,10 +21,13 @@ export type PlanDraft = Omit<PlannedSubtask, 'id' | 'dependsOn'> & { id?: string
  * Keeps at most `maxSubtasks` subtasks, numbers them `subtask-1`, `subtask-2`, … in plan order and normalises each
  * `dependsOn` (see {@link normaliseDependsOn}); says why when it dropped subtasks (`truncated`) or distrusted a
  * `dependsOn`.
+ * @param history how the planner came by this plan when it took more than one reply (a plan over the cap asked again),
+ * said first in the reason
  */
 export function capPlan(
   subtasks: readonly PlanDraft[],
   maxSubtasks: number,
+  history?: string,
 ): { subtasks: PlannedSubtask[]; truncated: boolean; reason?: string } {
   const reasons: string[] = [];
   const kept = subtasks.slice(0, maxSubtasks).map((s, i): PlannedSubtask => {
@@ -46,8 +49,12 @@ export function capPlan(
   const truncated = subtasks.length > maxSubtasks;
   if (truncated) {
     reasons.unshift(
-      `The planner returned ${subtasks.length} subtasks; kept the first ${maxSubtasks} (limits.maxSubtasks)`,
+      history
+        ? `${history}; kept the first ${maxSubtasks}`
+        : `The planner returned ${subtasks.length} subtasks; kept the first ${maxSubtasks} (limits.maxSubtasks)`,
     );
+  } else if (history) {
+    reasons.unshift(history);
   }
   return reasons.length
     ? { subtasks: kept, truncated, reason: `${reasons.join('; ')}.` }

@@ -3,12 +3,10 @@
  * (purpose `plan`).
  * @module
  */
-import { z } from 'zod';
 import type { LlmBackend, Message } from '../backend/types.js';
 import { DEFAULTS } from '../defaults.js';
 import { HarnessError } from '../errors.js';
 import type { EmitEvent } from '../events.js';
-import { askJson } from '../json/ask-json.js';
 import {
   estimateRequestTokens,
   type CallSettings,
@@ -32,20 +30,7 @@ import {
 import { DataMark } from '../prompts/datamark.js';
 import { PLANNER_PROMPT } from '../prompts/planner.js';
 import { renderTemplate } from '../prompts/template.js';
-
-const PlanReplySchema = z.object({
-  subtasks: z
-    .array(
-      z.object({
-        title: z.string().trim().min(1),
-        objective: z.string().trim().min(1),
-        expectedOutput: z.string().default(''),
-        // Checked by capPlan, not here: a malformed dependsOn costs the parallelism, never the plan.
-        dependsOn: z.unknown().optional(),
-      }),
-    )
-    .min(1, 'the plan needs at least one subtask'),
-});
+import { askPlan } from './ask-plan.js';
 
 /** Options of {@link Planner}. */
 export interface PlannerOptions {
@@ -72,9 +57,10 @@ export interface PlannerOptions {
 /**
  * Decomposes a request into ordered subtasks in the JSON protocol of ARCHITECTURE §3. Given the run's workspace, the
  * model sees bounded previews of the attachments, shrunk (down to names only) until the request fits the window. A
- * malformed reply is re-asked once with the validation error, then the whole request becomes a single subtask. A
- * `dependsOn` that is not a list of earlier subtask indices makes its subtask depend on every earlier one, and the
- * outcome's `reason` says so.
+ * malformed reply is re-asked once with the validation error, then the whole request becomes a single subtask. A plan
+ * of more than `maxSubtasks` subtasks is asked again once with the cap stated; only a second plan still too long is
+ * cut to its first `maxSubtasks` (`fallback: 'truncated'`). A `dependsOn` that is not a list of earlier subtask indices
+ * makes its subtask depend on every earlier one. The outcome's `reason` says what was re-asked, cut or distrusted.
  *
  * @example
  * ```ts
@@ -142,7 +128,7 @@ export class Planner implements PlannerLike {
         },
       ],
       count: (messages) => count(messages, []),
-      send: (messages) => askJson(context, messages, PlanReplySchema),
+      send: (messages) => askPlan(context, messages, maxSubtasks),
     });
     if (!reply.ok) {
       return {
@@ -151,7 +137,7 @@ export class Planner implements PlannerLike {
         reason: `The plan reply was malformed after one re-ask (${reply.error}); running the request as one subtask.`,
       };
     }
-    const capped = capPlan(reply.value.subtasks, maxSubtasks);
+    const capped = capPlan(reply.subtasks, maxSubtasks, reply.reAsked);
     return {
       subtasks: capped.subtasks,
       ...(capped.truncated ? { fallback: 'truncated' as const } : {}),

@@ -1,5 +1,6 @@
 /**
- * The objective of one subtask loop: the whole plan with this subtask marked, so "do only this part" can be followed.
+ * The objective of an execute loop: of one subtask, the whole plan with this subtask marked, so "do only this part" can
+ * be followed; without decomposition, the request itself, with no plan at all.
  * @module
  */
 import type { PlannedSubtask } from '../contracts/work.js';
@@ -60,4 +61,15 @@ export function renderSubtaskObjective(parts: SubtaskObjectiveParts): string {
       `${SUBMIT_ANSWER_TOOL} with a concise answer and the workspace-relative paths of the files you produced.`,
   );
   return lines.join('\n');
+}
+
+/**
+ * Renders the objective of the one loop of a run without decomposition (the paper's DIRECT): the whole request, its
+ * answer and files the deliverable. Nothing in it speaks of a plan or of other loops.
+ */
+export function renderDirectObjective(parts: { attachments: readonly string[]; mark: DataMark }): string {
+  const objective =
+    'Carry out the original request completely: your answer and the files you produce are the deliverable.';
+  if (!parts.attachments.length) return objective;
+  return `${objective}\nAttached files in the workspace: ${parts.mark.names(parts.attachments)}`;
 }

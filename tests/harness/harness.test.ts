@@ -160,9 +160,33 @@ describe('createHarness: malformed JSON fallbacks', () => {
     expect(events.find((e) => e.type === 'plan-created')).not.toHaveProperty('fallback');
   });
 
-  it('keeps the first maxSubtasks subtasks of a longer plan and says so', async () => {
+  it('asks again once, stating the cap, for a plan over limits.maxSubtasks, and runs the shorter plan', async () => {
+    const long = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'Assemble owls.md'];
     const backend = new ScriptedBackend({
-      plan: [planOf('a', 'b', 'c', 'd', 'e')],
+      plan: [planOf(...long), planOf('Facts', 'Assemble owls.md')],
+      execute: [submit('facts'), submit('assembled')],
+      synthesize: [submit('owls.md written')],
+    });
+    const harness = createHarness({ backend, workspace: await tempDir(), verification: false });
+    const events = collect(harness);
+    const result = await harness.run(TASK);
+    // Cut, the plan would have lost its final assembly step.
+    expect(result.plan.map((s) => s.title)).toEqual(['Facts', 'Assemble owls.md']);
+    const reAsk = backend.callsFor('plan')[1]?.messages.at(-1);
+    expect(reAsk).toMatchObject({ role: 'user' });
+    expect(textOf({ messages: [reAsk!] })).toContain('Your plan has 8 subtasks; the limit is 6.');
+    const created = events.find((e) => e.type === 'plan-created');
+    expect(created).not.toHaveProperty('fallback');
+    expect(created).toMatchObject({
+      reason:
+        'The planner returned 8 subtasks, more than limits.maxSubtasks (6); asked again with the cap stated, it ' +
+        'returned 2.',
+    });
+  });
+
+  it('cuts a plan to its first maxSubtasks only when the plan asked again is still too long, and says so', async () => {
+    const backend = new ScriptedBackend({
+      plan: [planOf('a', 'b', 'c', 'd', 'e'), planOf('a', 'b', 'c')],
       execute: [submit('a'), submit('b')],
       synthesize: [submit('ab')],
     });
@@ -175,7 +199,12 @@ describe('createHarness: malformed JSON fallbacks', () => {
     const events = collect(harness);
     const result = await harness.run(TASK);
     expect(result.plan.map((s) => s.title)).toEqual(['a', 'b']);
-    expect(events.find((e) => e.type === 'plan-created')).toMatchObject({ fallback: 'truncated' });
+    expect(events.find((e) => e.type === 'plan-created')).toMatchObject({
+      fallback: 'truncated',
+      reason:
+        'The planner returned 5 subtasks, more than limits.maxSubtasks (2); asked again with the cap stated, it ' +
+        'returned 3; kept the first 2.',
+    });
     expect(textOf(backend.callsFor('plan')[0])).toContain('at most 2 subtasks');
   });
 
@@ -373,7 +402,7 @@ describe('createHarness: ending early', () => {
     expect(result.error?.code).toBe('timeout');
   });
 
-  it('ends with status failed when the shared iteration budget is used up', async () => {
+  it('ends with status failed when the run-wide iteration cap is used up', async () => {
     const backend = new ScriptedBackend((request) =>
       request.purpose === 'plan' ? planOf('a', 'b') : toolCall('write_file', { path: 'x.md', content: 'x' }),
     );
@@ -381,15 +410,15 @@ describe('createHarness: ending early', () => {
       backend,
       tools: [writeFile],
       workspace: await tempDir(),
-      limits: { maxIterations: 4 },
+      limits: { maxRunIterations: 4 },
     });
     const events = collect(harness);
     const result = await harness.run(TASK);
     expect(result.status).toBe('failed');
     expect(result.error?.code).toBe('budget-exhausted');
     expect(backend.callsFor('execute')).toHaveLength(4);
-    // The first subtask may not take the second's share: both get iterations, then synthesis finds none left.
-    expect(result.subtasks.map((s) => s.status)).toEqual(['failed', 'failed']);
+    // The first subtask's loop used the whole cap; no retry and no later subtask got any.
+    expect(result.subtasks.map((s) => s.status)).toEqual(['failed', 'skipped']);
     expect(events.some((e) => e.type === 'run-error')).toBe(true);
   });
 

@@ -93,7 +93,7 @@ describe('a misspelt createHarness option names its full path and the closest va
   it('lists the valid keys of the level when no key is close, instead of guessing', () => {
     const { message } = optionError(harnessWith({ limits: { budget: 5 } }));
     expect(message).toContain(
-      '`limits.budget` is not an option; the options of `limits` are `maxIterations`, `timeoutMs`,',
+      '`limits.budget` is not an option; the options of `limits` are `maxIterations`, `maxRunIterations`, `timeoutMs`,',
     );
     expect(message).not.toContain('did you mean');
     expect(optionError(harnessWith({ colour: 'red' })).message).toMatch(

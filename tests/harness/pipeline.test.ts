@@ -85,6 +85,7 @@ describe('createHarness: options', () => {
 describe('createHarness: attempts and fallbacks', () => {
   it('runs a retry in a fresh dialogue that says why the last attempt failed', async () => {
     const backend = new ScriptedBackend({
+      plan: [planOf('Write x.md')],
       execute: [
         toolCall('write_file', { path: 'x.md', content: 'x' }),
         reply(''),
@@ -97,7 +98,6 @@ describe('createHarness: attempts and fallbacks', () => {
       backend,
       tools: [writeFile],
       workspace: await tempDir(),
-      decomposition: false,
       verification: false,
     }).run(TASK);
     expect(result.subtasks[0]).toMatchObject({ status: 'completed', attempts: 2, answer: 'second try' });
@@ -107,12 +107,61 @@ describe('createHarness: attempts and fallbacks', () => {
     expect(textOf(retry)).not.toContain('TOOL-TRACE');
   });
 
+  it('without decomposition runs exactly one loop on the request: no plan wording, no retry, no synthesis', async () => {
+    const backend = new ScriptedBackend({
+      execute: [toolCall('write_file', { path: 'owls.md', content: 'Owls hunt at night.' }), reply(''), reply('')],
+    });
+    const harness = createHarness({
+      backend,
+      tools: [writeFile],
+      workspace: await tempDir(),
+      decomposition: false,
+      verification: false,
+      limits: { maxIterations: 3, subtaskAttempts: 3 },
+    });
+    const events = collect(harness);
+    const result = await harness.run(TASK);
+    // The loop used its 3 iterations; a DIRECT run has no second attempt and no synthesis loop after it.
+    expect(backend.calls.map((c) => c.purpose)).toEqual(['execute', 'execute', 'execute']);
+    expect(result).toMatchObject({ status: 'failed', error: { code: 'budget-exhausted' } });
+    expect(result.error?.message).toContain('used its 3 iteration(s)');
+    expect(result.deliverable).toEqual({ answer: '', files: ['owls.md'] });
+    expect(result.subtasks.map((s) => [s.status, s.attempts])).toEqual([['failed', 1]]);
+    expect(events.find((e) => e.type === 'run-error')).toMatchObject({ stage: 'execute' });
+    expect(events.find((e) => e.type === 'synthesis-finish')).toMatchObject({ status: 'failed' });
+    const first = backend.calls[0]!;
+    expect(first.messages[1]?.content).toContain(`## Original request (verbatim from the user)\n${TASK}`);
+    for (const call of backend.calls) expect(textOf(call)).not.toMatch(/\bplan\b|subtask|other loops/i);
+  });
+
+  it('without decomposition the loop’s answer and files are the deliverable verification judges', async () => {
+    const backend = new ScriptedBackend({
+      execute: [toolCall('write_file', { path: 'owls.md', content: 'Owls hunt at night.' }), submit('Wrote owls.md.')],
+      verify: [verdict(true)],
+    });
+    const result = await createHarness({
+      backend,
+      tools: [writeFile],
+      workspace: await tempDir(),
+      decomposition: false,
+    }).run(TASK);
+    expect(result.status).toBe('succeeded');
+    expect(result.deliverable).toEqual({ answer: 'Wrote owls.md.', files: ['owls.md'] });
+    expect(backend.callsFor('synthesize')).toHaveLength(0);
+    // The loop's answer is the deliverable's: the verifier is shown no subtask answers beside it.
+    expect(backend.callsFor('verify')[0]?.messages[1]?.content).not.toMatch(/subtask/i);
+    expect(textOf(backend.callsFor('verify')[0])).toContain('Owls hunt at night.');
+  });
+
   it('honours limits.subtaskAttempts', async () => {
-    const backend = new ScriptedBackend({ execute: [new Error('refused')], synthesize: [submit('nothing to report')] });
+    const backend = new ScriptedBackend({
+      plan: [planOf('Write x.md')],
+      execute: [new Error('refused')],
+      synthesize: [submit('nothing to report')],
+    });
     const result = await createHarness({
       backend,
       workspace: await tempDir(),
-      decomposition: false,
       verification: false,
       limits: { subtaskAttempts: 1 },
     }).run(TASK);
@@ -202,7 +251,7 @@ describe('createHarness: ending early', () => {
       backend,
       tools: [writeFile],
       workspace: await tempDir(),
-      limits: { maxIterations: 4 },
+      limits: { maxRunIterations: 4 },
     });
     const events = collect(harness);
     const result = await harness.run(TASK);
@@ -216,7 +265,7 @@ describe('createHarness: ending early', () => {
     expect(lifecycle(events).slice(-2)).toEqual(['run-error', 'run-finish']);
     expect(events.find((e) => e.type === 'run-error')).toMatchObject({
       error: { code: 'budget-exhausted' },
-      stage: 'synthesize',
+      stage: 'execute',
     });
     expect(result.report.modelCalls).toBe(5);
   });

@@ -130,13 +130,13 @@ describe('state integrity: retries and budgets', () => {
     await writeOnDisk(path.join(workspace, 'big.txt'), line.repeat(2_000));
     const read = () => toolCall('read_file', { path: 'big.txt' });
     const backend = new ScriptedBackend({
+      plan: [planOf('Read big.txt')],
       execute: [read(), read(), read(), read(), new HarnessError('server-error', 'flaky'), read(), submit('done')],
     });
     const harness = createHarness({
       backend,
       tools: [readFileTool()],
       workspace,
-      decomposition: false,
       verification: false,
       memory: { fileParserTokens: 5_000 },
     });
@@ -155,7 +155,7 @@ describe('state integrity: retries and budgets', () => {
     expect(observed(calls.at(-1))).toBeGreaterThan(9_000);
   });
 
-  it('keeps iterations for the later subtasks, synthesis and a repair when a subtask runs away', async () => {
+  it('bounds a runaway subtask by its own loop: later subtasks, synthesis and a repair still run', async () => {
     let verifies = 0;
     const backend = new ScriptedBackend((request): GenerateResult => {
       if (request.purpose === 'plan') return planOf('Runaway', 'Second');

@@ -60,6 +60,31 @@ describe('Planner', () => {
     expect(outcome.reason).toContain('subtasks');
   });
 
+  it('asks once more, stating the cap, for a plan over maxSubtasks; a plan that fits is not asked again', async () => {
+    const backend = new ScriptedBackend({ plan: [planOf('a', 'b', 'c'), planOf('ab', 'c')] });
+    const outcome = await new Planner({ backend }).plan({ request: 'Do the thing', maxSubtasks: 2 });
+    expect(outcome.subtasks.map((s) => s.title)).toEqual(['ab', 'c']);
+    expect(outcome.fallback).toBeUndefined();
+    const reAsk = backend.calls[1]!.messages;
+    // The same dialogue, the plan it gave and the cap: as a malformed reply is re-asked.
+    expect(reAsk.slice(0, 2)).toEqual(backend.calls[0]!.messages);
+    expect(reAsk[2]).toMatchObject({ role: 'assistant' });
+    expect(JSON.parse(String(reAsk[2]?.content)).subtasks).toHaveLength(3);
+    expect(String(reAsk[3]?.content)).toContain('Your plan has 3 subtasks; the limit is 2.');
+    backend.assertComplete();
+  });
+
+  it('cuts the first plan when the reply asked again with the cap is unusable, and says so', async () => {
+    const backend = new ScriptedBackend({ plan: [planOf('a', 'b', 'c'), reply('Sorry, I cannot merge them.')] });
+    const outcome = await new Planner({ backend }).plan({ request: 'Do the thing', maxSubtasks: 2 });
+    expect(outcome.subtasks.map((s) => s.title)).toEqual(['a', 'b']);
+    expect(outcome.fallback).toBe('truncated');
+    expect(outcome.reason).toBe(
+      'The planner returned 3 subtasks, more than limits.maxSubtasks (2); asked again with the cap stated, it gave ' +
+        'no usable plan (The reply contains no parseable JSON object), so its first plan stands; kept the first 2.',
+    );
+  });
+
   it('rejects an invalid maxSubtasks', async () => {
     const planner = new Planner({ backend: new ScriptedBackend([]) });
     await expect(planner.plan({ request: 'x', maxSubtasks: 0 })).rejects.toMatchObject({ code: 'invalid-input' });

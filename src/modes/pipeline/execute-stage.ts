@@ -1,15 +1,16 @@
 /**
  * The pipeline's execute stage: each planned subtask in a fresh executor loop once the subtasks it depends on have
  * finished, up to `limits.maxParallelSubtasks` at a time, started in plan order; each retried up to
- * `limits.subtaskAttempts` times. Every running subtask's progress is recorded in the run's state, so that a resumed
- * run takes the stage up in the subtasks and attempts it stopped in.
+ * `limits.subtaskAttempts` times. With decomposition off the stage is the run's one loop on the request itself, tried
+ * once (the paper's DIRECT). Every running subtask's progress is recorded in the run's state, so that a resumed run
+ * takes the stage up in the subtasks and attempts it stopped in.
  * @module
  */
 import type { ExecutorResult } from '../../contracts/executor.js';
 import { saveLongAnswer } from '../../handoff/answers.js';
 import { renderCheckpoints, toCheckpoint } from '../../handoff/checkpoints.js';
 import type { PlannedSubtask, SubtaskRecord } from '../../contracts/work.js';
-import { renderSubtaskObjective } from '../../prompts/subtask.js';
+import { renderDirectObjective, renderSubtaskObjective } from '../../prompts/subtask.js';
 import type { SubtaskProgress } from './pipeline-state.js';
 import { FATAL_ERROR_CODES } from '../shared/run-control.js';
 import type { StageContext } from './stage-context.js';
@@ -33,8 +34,8 @@ export async function executeStage(run: StageContext): Promise<void> {
   const halt = new AbortController();
   const signal = AbortSignal.any([run.control.controller.signal, halt.signal]);
   let failure: { error: unknown } | undefined;
-  const launch = (progress: SubtaskProgress, sharing: number): void => {
-    const ended = runSubtask(run, plan[progress.index] as PlannedSubtask, progress, { signal, sharing }).then(
+  const launch = (progress: SubtaskProgress): void => {
+    const ended = runSubtask(run, plan[progress.index] as PlannedSubtask, progress, signal).then(
       (outcome): Ended => ({ index: progress.index, ...outcome }),
       (error: unknown): Ended => ({ index: progress.index, error }),
     );
@@ -44,9 +45,8 @@ export async function executeStage(run: StageContext): Promise<void> {
     failure ??= { error };
     halt.abort();
   };
-  // The subtasks a snapshot stopped in go on first, sharing what the budget has free.
-  const resumed = run.s.current;
-  for (const [i, progress] of resumed.entries()) launch(progress, resumed.length - i);
+  // The subtasks a snapshot stopped in go on first.
+  for (const progress of run.s.current) launch(progress);
   for (;;) {
     if (!failure && !run.control.stopped) await startReady(run, launch, new Set(running.keys())).catch(fail);
     if (!running.size) break;
@@ -61,11 +61,11 @@ export async function executeStage(run: StageContext): Promise<void> {
 
 /**
  * Starts the subtasks whose dependencies have all finished, in plan order, while slots are free. Each sees the
- * checkpoints of every subtask finished by now; those starting together share what the iteration budget has free.
+ * checkpoints of every subtask finished by now.
  */
 async function startReady(
   run: StageContext,
-  launch: (progress: SubtaskProgress, sharing: number) => void,
+  launch: (progress: SubtaskProgress) => void,
   running: ReadonlySet<number>,
 ): Promise<void> {
   const plan = run.s.plan ?? [];
@@ -73,7 +73,7 @@ async function startReady(
   const finished = new Set(run.s.records.map((record) => indexOf.get(record.id) ?? -1));
   const slots = run.o.limits.maxParallelSubtasks - running.size;
   const ready = startableSubtasks(plan, finished, running, slots);
-  for (const [n, index] of ready.entries()) {
+  for (const index of ready) {
     // A stop while the last start was saved: nothing more starts.
     if (run.control.stopped) return;
     const progress: SubtaskProgress = {
@@ -86,7 +86,7 @@ async function startReady(
     run.s.current = [...run.s.current, progress].sort((a, b) => a.index - b.index);
     run.emit({ type: 'subtask-start', runId: run.runId, subtask: plan[index] as PlannedSubtask, index });
     await run.checkpoint('execute');
-    launch(progress, ready.length - n);
+    launch(progress);
   }
 }
 
@@ -131,7 +131,7 @@ async function runSubtask(
   run: StageContext,
   subtask: PlannedSubtask,
   progress: SubtaskProgress,
-  options: { signal: AbortSignal; sharing: number },
+  signal: AbortSignal,
 ): Promise<{ record: SubtaskRecord; lastError: ExecutorResult['error'] }> {
   const { index } = progress;
   const seen = run.s.records.filter((record) => progress.sees.includes(record.id));
@@ -142,16 +142,15 @@ async function runSubtask(
   );
   let result: ExecutorResult | undefined;
   let goOn = progress.attempt > 0;
-  let sharing = options.sharing;
-  while ((goOn || progress.attempt < run.o.limits.subtaskAttempts) && !run.control.stopped && !options.signal.aborted) {
+  // The paper retries a failed subtask; a run without decomposition has no subtasks, only its one loop.
+  const attempts = run.o.decomposition ? run.o.limits.subtaskAttempts : 1;
+  while ((goOn || progress.attempt < attempts) && !run.control.stopped && !signal.aborted) {
     const plan = run.s.plan ?? [];
-    const waiting = plan.length - run.s.records.length - run.s.current.length;
-    const iterations = run.budget.takeForSubtask(waiting, sharing);
-    sharing = 1;
+    const iterations = run.budget.take(run.o.limits.maxIterations);
     try {
       if (iterations < 1) {
-        progress.previousError ??=
-          'No iterations were left for this subtask: the rest of limits.maxIterations is reserved for later stages.';
+        // Only limits.maxRunIterations can leave a loop nothing: the run has used up its cap.
+        run.control.stop('budget');
         break;
       }
       if (!goOn) {
@@ -168,17 +167,19 @@ async function runSubtask(
       goOn = false;
       result = await runAttempt(run, {
         scope: progress.attempt === 1 ? subtask.id : `${subtask.id}-attempt-${progress.attempt}`,
-        objective: renderSubtaskObjective({
-          plan,
-          index,
-          attachments: run.attachments,
-          alongside: run.s.current.filter((p) => p.index !== index).map((p) => p.index),
-          previousError: progress.previousError,
-          mark: run.mark,
-        }),
+        objective: run.o.decomposition
+          ? renderSubtaskObjective({
+              plan,
+              index,
+              attachments: run.attachments,
+              alongside: run.s.current.filter((p) => p.index !== index).map((p) => p.index),
+              previousError: progress.previousError,
+              mark: run.mark,
+            })
+          : renderDirectObjective({ attachments: run.attachments, mark: run.mark }),
         priorState,
         maxIterations: iterations,
-        signal: options.signal,
+        signal,
       });
     } finally {
       run.budget.release(iterations);
@@ -195,6 +196,7 @@ async function runSubtask(
   // A failed subtask keeps every file its attempts wrote: they are the material synthesis can still use.
   const files = completed ? [...(result?.files ?? [])] : [...new Set(progress.triedFiles)];
   const error = completed ? undefined : (progress.previousError ?? run.control.message());
+  const errorCode = completed ? undefined : result?.error?.code;
   const answerFile = await saveLongAnswer(run.workspace, subtask.id, answer, {
     runId: run.runId,
     emit: run.emit,
@@ -208,6 +210,7 @@ async function runSubtask(
     files,
     ...(answerFile ? { answerFile } : {}),
     ...(error ? { error } : {}),
+    ...(errorCode ? { errorCode } : {}),
   };
   return { record, lastError: result?.error };
 }

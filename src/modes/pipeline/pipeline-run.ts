@@ -2,7 +2,7 @@
  * One run of the OneDayAgent pipeline: intake → plan → execute → synthesize → verify → repair. All per-run state
  * lives in one {@link PipelineState}, saved through the run's checkpointer at every stage change and inside every
  * executor loop, so that a resumed run goes on where its snapshot stopped; stopping is {@link RunControl}'s job, the
- * iteration shares {@link IterationBudget}'s, the roles {@link RoleWiring}'s and the result {@link assembleResult}'s.
+ * iteration allowances {@link IterationBudget}'s, the roles {@link RoleWiring}'s and the result {@link assembleResult}'s.
  * @module
  */
 import { runEventSender, type EmitEvent } from '../../events.js';
@@ -14,7 +14,7 @@ import type { ExecutorResult } from '../../contracts/executor.js';
 import { MemoryManager } from '../../memory/memory-manager.js';
 import { partialDeliverable } from '../../handoff/checkpoints.js';
 import { capPlan, singleSubtask } from '../../handoff/plan.js';
-import type { PlannedSubtask, RunResult } from '../../contracts/work.js';
+import type { PlannedSubtask, RunResult, SubtaskRecord } from '../../contracts/work.js';
 import { DataMark } from '../../prompts/datamark.js';
 import type { Workspace } from '../../workspace/types.js';
 import { executeStage } from './execute-stage.js';
@@ -45,7 +45,7 @@ export class PipelineRun implements StageContext {
   private readonly startedAt: number;
   /** Run time used before this process took the run up (a resumed run's). */
   private readonly elapsedBefore: number;
-  budget: IterationBudget;
+  readonly budget: IterationBudget;
   /** Iterations booked by ended loops. */
   private spent: number;
   /** This run's boundary of untrusted text in every prompt. */
@@ -90,7 +90,7 @@ export class PipelineRun implements StageContext {
       costSoFar: () => this.s.tally.cost?.total ?? 0,
       ...(init.checkpointer ? { wrapExecutor: (executor) => this.loops.wrap(executor) } : {}),
     });
-    this.budget = this.sizeBudget(this.s.plan?.length ?? 1);
+    this.budget = new IterationBudget(this.o.limits.maxRunIterations);
     this.budget.spend(this.spent);
   }
 
@@ -174,8 +174,6 @@ export class PipelineRun implements StageContext {
       fallback = !outcome.subtasks.length ? 'single-subtask' : capped.truncated ? 'truncated' : outcome.fallback;
       reason = !outcome.subtasks.length ? 'The planner returned no subtasks.' : (capped.reason ?? outcome.reason);
       plan = capped.subtasks;
-      this.budget = this.sizeBudget(plan.length);
-      this.budget.spend(this.spent);
     } else {
       plan = [singleSubtask()];
     }
@@ -194,6 +192,7 @@ export class PipelineRun implements StageContext {
     if (this.s.synthesized) return;
     const records = this.s.records;
     const only = records[0];
+    if (!this.o.decomposition) return this.deliverDirect(only);
     if (records.length === 1 && only?.status === 'completed') {
       // One completed subtask already is the deliverable; a synthesis loop would only copy it.
       this.s.deliverable = { answer: only.answer, files: [...only.files] };
@@ -202,7 +201,7 @@ export class PipelineRun implements StageContext {
     }
     // The candidate until synthesis delivers: every completed answer and every file a subtask wrote.
     this.s.deliverable = partialDeliverable(records);
-    const iterations = this.budget.forSynthesis();
+    const iterations = this.budget.allowance(this.o.limits.maxIterations);
     if (iterations < 1) this.control.stop('budget');
     this.control.check('synthesize');
     const outcome = await this.control.guard('synthesize', () =>
@@ -232,6 +231,20 @@ export class PipelineRun implements StageContext {
         outcome.executor.error ?? { code: 'internal', message: 'Synthesis failed.' },
         'synthesize',
       );
+    }
+  }
+
+  /**
+   * Without decomposition the run's one loop is the deliverable, whether it completed or not (the paper's DIRECT): no
+   * synthesis. A failed loop is the run's failure unless verification is on to judge and repair what it left.
+   */
+  private async deliverDirect(loop: SubtaskRecord | undefined): Promise<void> {
+    const completed = loop?.status === 'completed';
+    this.s.deliverable = { answer: loop?.answer ?? '', files: [...(loop?.files ?? [])] };
+    await this.endSynthesis(completed ? 'completed' : 'failed');
+    if (!completed && !this.o.verification) {
+      const message = loop?.error ?? "The run's loop did not complete.";
+      throw new StopRun('error', { code: loop?.errorCode ?? 'internal', message }, 'execute');
     }
   }
 
@@ -298,14 +311,6 @@ export class PipelineRun implements StageContext {
 
   private elapsedMs(): number {
     return this.elapsedBefore + Math.max(0, this.init.now() - this.startedAt);
-  }
-
-  private sizeBudget(subtasks: number): IterationBudget {
-    return new IterationBudget({
-      total: this.o.limits.maxIterations,
-      subtasks,
-      repairs: this.o.verification && this.o.limits.repairAttempts > 0,
-    });
   }
 
   private toolWarnings(): string[] {

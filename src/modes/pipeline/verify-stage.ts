@@ -24,7 +24,8 @@ async function verifyOnce(run: StageContext, verifier: VerifierLike, attempt: nu
     verifier.verify({
       request: run.task,
       deliverable: run.s.deliverable,
-      subtaskAnswers: run.s.records,
+      // Without decomposition the one loop's answer is the deliverable's: there are no subtask answers to compare.
+      subtaskAnswers: run.o.decomposition ? run.s.records : [],
       attachments: run.attachments,
       workspace: run.workspace,
       attempt,
@@ -50,7 +51,7 @@ async function startRepair(run: StageContext): Promise<boolean> {
   const verdict = run.s.verdicts.at(-1);
   const attempt = run.s.repairs + 1;
   if (verdict?.status !== 'failed' || attempt > run.o.limits.repairAttempts) return false;
-  if (run.budget.forRepair(run.o.limits.repairIterations) < 1) run.control.stop('budget');
+  if (run.budget.allowance(run.o.limits.repairIterations) < 1) run.control.stop('budget');
   run.control.check('repair');
   run.s.repairing = attempt;
   run.emit({ type: 'repair-start', runId: run.runId, attempt, defects: verdict.defects });
@@ -69,7 +70,7 @@ async function repairOnce(run: StageContext, repairer: RepairerLike, attempt: nu
       attempt,
       workspace: run.workspace,
       signal: run.control.controller.signal,
-      maxIterations: run.budget.forRepair(run.o.limits.repairIterations),
+      maxIterations: run.budget.allowance(run.o.limits.repairIterations),
       timeoutMs: run.control.timeLeft(),
       dataMark: run.mark,
     }),

@@ -45,18 +45,31 @@ const workspace = z
 const count = (fallback: number, min = 1) => z.number().int().min(min).default(fallback);
 
 const LimitsSchema = z.strictObject({
-  /** ReAct iterations of the whole run, shared by every executor loop. @defaultValue 200 */
+  /**
+   * ReAct iterations of one executor loop: each subtask attempt, and synthesis, gets this many (the paper's 200;
+   * a repair gets `repairIterations`). Managed mode: see docs/managed.md. @defaultValue 200
+   */
   maxIterations: count(DEFAULTS.maxIterations),
+  /**
+   * An optional cap on the ReAct iterations of the whole pipeline run: every loop gets its own bound or what is left
+   * of this, whichever is less, and once it is used up the run ends `failed` with `budget-exhausted`.
+   * @defaultValue DEFAULTS.maxRunIterations (undefined: no cap; the run is bounded by its loops and `timeoutMs`)
+   */
+  maxRunIterations: z.number().int().min(1).optional(),
   /** Wall-clock limit of one run. @defaultValue 7 200 000 */
   timeoutMs: count(DEFAULTS.timeoutMs),
   /** @defaultValue 6 */
   maxSubtasks: count(DEFAULTS.maxSubtasks),
   /**
-   * Subtasks that may run at the same time once the subtasks they depend on (the plan's `dependsOn`) have finished;
-   * 1 runs them strictly in plan order, as the paper does. @defaultValue 2
+   * Subtasks that may run at the same time once the subtasks they depend on (the plan's `dependsOn`) have finished.
+   * 1 runs them strictly in plan order, as the paper does; above 1 is opt-in: a subtask the planner wrongly marked
+   * independent then never sees an earlier subtask's result (docs/pipeline.md, "Subtasks in parallel"). @defaultValue 1
    */
   maxParallelSubtasks: count(DEFAULTS.maxParallelSubtasks),
-  /** Attempts per subtask, the first included. @defaultValue 3 */
+  /**
+   * Attempts per planned subtask, the first included. Without decomposition the run's one loop is tried once, as in
+   * the paper's DIRECT. @defaultValue 3
+   */
   subtaskAttempts: count(DEFAULTS.subtaskAttempts),
   /** Repairs after failed verifications. @defaultValue 3 */
   repairAttempts: count(DEFAULTS.repairAttempts, 0),

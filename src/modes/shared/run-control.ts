@@ -35,16 +35,18 @@ export class RunControl {
   /** Aborted when the run stops; every loop and model call of the run gets its signal. */
   readonly controller = new AbortController();
   private reason: StopReason | undefined;
-  /** Set when a limit other than `limits.maxIterations` used up the budget (see {@link RunControl.stopAtLimit}). */
+  /** Set when a limit other than the iteration budget stopped the run (see {@link RunControl.stopAtLimit}). */
   private limitError: { code: HarnessErrorCode; message: string } | undefined;
   private readonly startedMono = performance.now();
 
   /**
+   * @param limits the run's limits; its iteration budget is `maxRunIterations` when set (the pipeline's optional cap),
+   * else `maxIterations` (managed mode's budget)
    * @param elapsedBeforeMs time the run already used before this process took it up (a resumed run's), counted
    * against `limits.timeoutMs`
    */
   constructor(
-    private readonly limits: { timeoutMs: number; maxIterations: number },
+    private readonly limits: { timeoutMs: number; maxIterations: number; maxRunIterations?: number | undefined },
     private readonly elapsedBeforeMs = 0,
   ) {}
 
@@ -129,6 +131,9 @@ export class RunControl {
         return `The run exceeded limits.timeoutMs (${this.limits.timeoutMs} ms).`;
       case 'budget':
         if (this.limitError) return this.limitError.message;
+        if (this.limits.maxRunIterations !== undefined) {
+          return `The run used up limits.maxRunIterations (${this.limits.maxRunIterations} ReAct iterations over all its loops).`;
+        }
         return `The run used up limits.maxIterations (${this.limits.maxIterations} ReAct iterations).`;
       default:
         return 'The attempt did not complete.';
