@@ -324,12 +324,23 @@ export class HarnessEvents {
   private readonly emitter = new EventEmitter<EventMap>();
   private readonly onListenerError: (error: unknown, event: HarnessEvent) => void;
   private readonly guarded = new WeakMap<(event: never) => void, (event: HarnessEvent) => void>();
+  private readonly redact: (event: HarnessEvent) => HarnessEvent;
   private contentRequests = 0;
 
-  constructor(options: { onListenerError?: (error: unknown, event: HarnessEvent) => void } = {}) {
+  /**
+   * `redact`: applied to every event before its listeners see it (the harness removes the secrets it knows); it
+   * runs only for events someone listens to.
+   */
+  constructor(
+    options: {
+      onListenerError?: (error: unknown, event: HarnessEvent) => void;
+      redact?: (event: HarnessEvent) => HarnessEvent;
+    } = {},
+  ) {
     this.onListenerError =
       options.onListenerError ??
       ((error, event) => console.error(`horizon-harness: a "${event.type}" listener threw`, error));
+    this.redact = options.redact ?? ((event) => event);
   }
 
   /** Calls `listener` for every event of `type`. Returns a function that removes it. */
@@ -383,9 +394,10 @@ export class HarnessEvents {
     return this.emitter.listenerCount(type);
   }
 
-  /** Emits a fully formed event to its listeners. */
+  /** Emits a fully formed event to its listeners, redacted. */
   send(event: HarnessEvent): void {
-    this.emitter.emit(event.type, event as never);
+    if (this.emitter.listenerCount(event.type) === 0) return;
+    this.emitter.emit(event.type, this.redact(event) as never);
   }
 
   private guard(listener: (event: never) => void): (event: HarnessEvent) => void {

@@ -190,6 +190,7 @@ class AnthropicBackend implements LlmBackend {
     this.sampling = new SamplingPolicy(this.#options.sampling, anthropicSamplingRule(model));
     this.#http = new HttpTransport({
       ...this.#options,
+      owner: this,
       url: baseURL.endsWith('/v1') ? `${baseURL}/messages` : `${baseURL}/v1/messages`,
       apiKey,
       headers: { 'x-api-key': apiKey, 'anthropic-version': ANTHROPIC_VERSION, ...headers },

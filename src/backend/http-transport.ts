@@ -9,7 +9,9 @@ import type { Dispatcher } from 'undici';
 import { toHarnessError, type HarnessError } from '../errors.js';
 import { postJson, timedDispatcher, type OpenResponse, type PostSettings, type RequestTimeouts } from './http.js';
 import type { ErrorContext } from './http-errors.js';
-import { credentialSecrets, displayUrl, Redactor } from './redact.js';
+import { Redactor } from '../util/redact.js';
+import { declareSecrets } from '../util/secrets.js';
+import { credentialSecrets, displayUrl } from './redact.js';
 import { withRetry, type RetrySettings } from './retry.js';
 import type { GenerateRequest } from './types.js';
 
@@ -23,6 +25,8 @@ export interface HttpTransportInput extends RequestTimeouts {
   headers: Record<string, string>;
   /** The api key, also when it is sent inside a header value. */
   apiKey?: string | undefined;
+  /** The backend the credentials belong to: they are declared as its secrets, for the harness's redaction. */
+  owner: object;
   dispatcher?: Dispatcher | undefined;
   retry: RetrySettings;
   errors: ErrorContext;
@@ -38,11 +42,13 @@ export class HttpTransport {
   readonly #redactor: Redactor;
 
   constructor(input: HttpTransportInput) {
-    const { url, headers, apiKey, dispatcher, retry, errors, ...timeouts } = input;
+    const { url, headers, apiKey, dispatcher, retry, errors, owner, ...timeouts } = input;
     this.errors = errors;
     this.url = displayUrl(url);
     this.#retry = retry;
-    this.#redactor = new Redactor(credentialSecrets({ apiKey, headers, url }));
+    const secrets = credentialSecrets({ apiKey, headers, url });
+    this.#redactor = new Redactor(secrets);
+    declareSecrets(owner, () => secrets);
     let timed: Promise<Dispatcher> | undefined;
     const { firstByteTimeoutMs, idleTimeoutMs } = timeouts;
     this.#post = {

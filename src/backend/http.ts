@@ -115,6 +115,49 @@ export class RequestScope {
   }
 }
 
+/** More same-origin hops than this are a loop, not an endpoint that moved. */
+const MAX_REDIRECTS = 5;
+
+/** HTTP statuses that redirect. */
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * Sends `post` to the endpoint and follows a redirect only when it stays on the endpoint's origin and keeps the
+ * method and body (307, 308): credentials and the prompt never go to another origin. Any other redirect is refused
+ * with an error naming where it pointed and what to set instead.
+ */
+async function followWithinOrigin(settings: PostSettings, post: (url: string) => Promise<Response>): Promise<Response> {
+  const origin = new URL(settings.url).origin;
+  let url = settings.url;
+  for (let hop = 0; ; hop += 1) {
+    const response = await post(url);
+    const location = response.headers.get('location');
+    if (!REDIRECTS.has(response.status) || location === null) return response;
+    await response.body?.cancel();
+    const target = new URL(location, url);
+    const { provider } = settings.errors;
+    if (target.origin !== origin) {
+      throw new HarnessError(
+        'invalid-options',
+        `${provider} redirected the request (HTTP ${response.status}) from ${origin} to another origin, ${target.origin}; the harness never sends credentials or prompts across origins. If ${displayUrl(target.href)} is the right endpoint, set \`baseURL\` to it.`,
+      );
+    }
+    if (response.status !== 307 && response.status !== 308) {
+      throw new HarnessError(
+        'invalid-options',
+        `${provider} redirected the request with HTTP ${response.status} to ${displayUrl(target.href)}, which would turn the POST into a GET; set \`baseURL\` to the endpoint the server names.`,
+      );
+    }
+    if (hop >= MAX_REDIRECTS) {
+      throw new HarnessError(
+        'invalid-options',
+        `${provider} redirected the request more than ${MAX_REDIRECTS} times (last to ${displayUrl(target.href)}); set \`baseURL\` to the final endpoint.`,
+      );
+    }
+    url = target.href;
+  }
+}
+
 /** An open 2xx response and the scope that must be disposed once its body is read. @internal */
 export interface OpenResponse {
   response: Response;
@@ -131,13 +174,18 @@ export async function postJson(
   const [{ fetch }, dispatcher] = await Promise.all([undici(), settings.dispatcher()]);
   const scope = new RequestScope(settings, signal);
   try {
-    const response = await fetch(settings.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...settings.headers },
-      body: JSON.stringify(body),
-      signal: scope.controller.signal,
-      dispatcher,
-    });
+    const json = JSON.stringify(body);
+    const response = await followWithinOrigin(settings, (url) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...settings.headers },
+        body: json,
+        signal: scope.controller.signal,
+        dispatcher,
+        // Redirects are judged here: undici would carry `x-api-key`, custom headers and the prompt to any origin.
+        redirect: 'manual',
+      }),
+    );
     if (!response.ok) {
       const text = await response.text();
       throw httpError(response.status, text, response.headers as unknown as Headers, settings.errors);
@@ -145,9 +193,13 @@ export async function postJson(
     return { response, scope };
   } catch (error) {
     scope.dispose();
-    throw ProviderHttpError.isInstance(error) ? error : scope.mapError(error);
+    throw ProviderHttpError.isInstance(error) || isRefusedRedirect(error) ? error : scope.mapError(error);
   }
 }
+
+/** A redirect {@link followWithinOrigin} refused (nothing else in a POST throws 'invalid-options'). */
+const isRefusedRedirect = (error: unknown): boolean =>
+  HarnessError.isInstance(error) && error.code === 'invalid-options';
 
 /** The body of an open response as bytes, with read errors mapped through the scope; disposes the scope at the end. @internal */
 export async function* bodyBytes(open: OpenResponse): AsyncGenerator<Uint8Array> {

@@ -136,6 +136,7 @@ class OpenAICompatibleBackend implements LlmBackend {
     const apiKey = this.#options.apiKey ?? (hostProvider === 'openai' ? process.env.OPENAI_API_KEY : undefined);
     this.#http = new HttpTransport({
       ...this.#options,
+      owner: this,
       url: `${baseURL}/chat/completions`,
       apiKey,
       headers: { ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...headers },

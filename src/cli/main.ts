@@ -11,6 +11,8 @@ import { DEMO_SCENARIO, DEMO_TASK } from '../testing/demo-scenario.js';
 import { EXIT_CODES, type CliIo } from './io.js';
 import { replayBackend } from '../testing/replay-backend.js';
 import { runCommand } from './run-command.js';
+import { redactingOutput } from './redacting-output.js';
+import { SecretRedactor } from '../util/secrets.js';
 
 export { EXIT_CODES, type CliIo, type CliOutput } from './io.js';
 
@@ -43,11 +45,13 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
       // Commander has already printed its message (or the help); --help and --version end with 0.
       return error.exitCode === 0 ? EXIT_CODES.succeeded : EXIT_CODES.usage;
     }
+    // An error may quote anything (a provider's reply, a path, a variable): what looks secret is replaced.
+    const stderr = redactingOutput(io.stderr, new SecretRedactor({ env: io.env }));
     if (HarnessError.isInstance(error) && (error.code === 'invalid-options' || error.code === 'invalid-input')) {
-      io.stderr.write(`horizon-harness: ${error.message}\n`);
+      stderr.write(`horizon-harness: ${error.message}\n`);
       return EXIT_CODES.usage;
     }
-    io.stderr.write(`horizon-harness: ${error instanceof Error ? error.message : String(error)}\n`);
+    stderr.write(`horizon-harness: ${error instanceof Error ? error.message : String(error)}\n`);
     return EXIT_CODES.failed;
   }
 }

@@ -14,6 +14,9 @@ import { JsonLinesReporter } from './json-lines.js';
 import { ProgressPrinter } from './progress-printer.js';
 import type { RunReporter } from './reporter.js';
 import { cliTools } from './tools.js';
+import { redactingOutput } from './redacting-output.js';
+import type { Tool } from '../tools/types.js';
+import { SecretRedactor } from '../util/secrets.js';
 
 /** What one CLI run needs, after the flags are parsed. */
 export interface RunSpec {
@@ -42,14 +45,18 @@ export async function runCommand(spec: RunSpec, io: CliIo): Promise<number> {
     spec.workspace === undefined
       ? await mkdtemp(path.join(tmpdir(), 'horizon-harness-'))
       : path.resolve(spec.workspace);
-  const reporter: RunReporter = spec.json
-    ? new JsonLinesReporter(io.stdout, io.stderr)
-    : new ProgressPrinter(io.stdout);
+  const tools: Tool[] = [];
+  // The backend's key, the tools' passed-on values and the secret-named variables of the CLI's environment.
+  const redactor = new SecretRedactor({ owners: () => [spec.backend.backend, ...tools], env: io.env });
+  const stdout = redactingOutput(io.stdout, redactor);
+  const stderr = redactingOutput(io.stderr, redactor);
+  const reporter: RunReporter = spec.json ? new JsonLinesReporter(stdout, stderr) : new ProgressPrinter(stdout);
   try {
     reporter.start({ label: spec.backend.label, workspace });
+    tools.push(...cliTools(io.env, (text) => reporter.note(text)));
     const harness = createHarness({
       backend: spec.backend.backend,
-      tools: cliTools(io.env, (text) => reporter.note(text)),
+      tools,
       // Always kept: a directory the CLI names is one the harness never removes, and the CLI prints its path for the
       // user to open. Any workspace-cleanup setting of the harness stays off here.
       workspace,
@@ -60,7 +67,7 @@ export async function runCommand(spec: RunSpec, io: CliIo): Promise<number> {
     const result = await harness.run({ task: spec.task, attachments, ...(io.signal ? { signal: io.signal } : {}) });
     const exitCode = exitCodeOf(result);
     reporter.finish(result, exitCode);
-    if (result.status === 'aborted') io.stderr.write(`Aborted. The workspace is kept: ${result.workspace}\n`);
+    if (result.status === 'aborted') stderr.write(`Aborted. The workspace is kept: ${result.workspace}\n`);
     return exitCode;
   } finally {
     reporter.close();

@@ -135,7 +135,8 @@ export class Loop {
       },
       scopeKey: {},
     };
-    this.specs = [...settings.tools.specs(), SUBMIT_SPEC];
+    // Marked with the run's boundary: an MCP server's descriptions and schemas are untrusted text.
+    this.specs = [...settings.tools.specs(mark), SUBMIT_SPEC];
     if (input.onCheckpoint) {
       this.saver = new CheckpointSaver(input.onCheckpoint);
       this.journal = new ToolJournal(input.resumeFrom?.toolCalls);

@@ -10,6 +10,7 @@ import { HarnessEvents, type HarnessEvent, type HarnessEventType, type HarnessLi
 import type { RunResult } from '../contracts/work.js';
 import { parseMemoryOptions } from '../memory/options.js';
 import { ToolRegistry } from '../tools/registry.js';
+import { SecretRedactor } from '../util/secrets.js';
 import { loadSnapshot, resumeSource, runDurability, storeOfRun } from './durable-run.js';
 import { normalizeInput, type RunInput } from './input.js';
 import { optionsFingerprint } from './options-fingerprint.js';
@@ -40,9 +41,13 @@ export class Harness {
 
   constructor(options: HarnessOptions) {
     this.options = parseHarnessOptions(options);
-    this.events = new HarnessEvents(
-      this.options.onListenerError ? { onListenerError: this.options.onListenerError } : {},
-    );
+    const redactor = new SecretRedactor({
+      owners: () => [this.options.backend, ...Object.values(this.options.roles), ...this.registry.list()],
+    });
+    this.events = new HarnessEvents({
+      ...(this.options.onListenerError ? { onListenerError: this.options.onListenerError } : {}),
+      redact: (event) => redactor.data(event),
+    });
     this.workspaces = new RunWorkspaces(this.options.workspace);
     // Each run builds its own MemoryManager from these; checking them here makes a bad value fail at createHarness, not at run().
     if (this.options.memory !== undefined) parseMemoryOptions(this.options.memory);

@@ -9,6 +9,7 @@ import { HarnessError, toHarnessError } from '../errors.js';
 import { LocalWorkspace } from '../workspace/local-workspace.js';
 import { SealableWorkspace } from '../workspace/sealable-workspace.js';
 import { isWorkspace, type Workspace } from '../workspace/types.js';
+import { assertSafeWorkspaceDir } from '../workspace/unsafe-directory.js';
 import { lockWorkspace } from '../workspace/workspace-lock.js';
 
 /** Where runs work and what `harness.close()` removes; see the `workspace` option of `createHarness`. */
@@ -58,8 +59,11 @@ export class RunWorkspaces {
   /** Roots of named directories and of your Workspaces: never removed, listed as kept. */
   readonly #others = new Set<string>();
 
+  /** Throws `invalid-options` when the directory the option names is one no run may work in (see {@link assertSafeWorkspaceDir}). */
   constructor(option: WorkspaceOption | undefined) {
     this.#option = option;
+    const root = this.namedRoot();
+    if (root !== undefined) assertSafeWorkspaceDir(root);
   }
 
   /** The workspace of a new run, locked for it; throws `invalid-options` or `workspace-busy`. */

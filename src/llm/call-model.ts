@@ -140,8 +140,9 @@ export async function callModel(
     ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),
     ...(temperature === undefined ? {} : { temperature }),
     ...(topP === undefined ? {} : { topP }),
-    // The emitter drops it unless content is captured (see HarnessEvents.captureContent).
-    content: { messages },
+    // The emitter drops it unless content is captured (see HarnessEvents.captureContent). A copy: the loop goes on
+    // appending to its dialogue, and a listener that keeps the event must see the messages of this call only.
+    content: { messages: [...messages] },
   });
   const onRetry = (notice: RetryNotice) => {
     request.onRetry?.(notice);

@@ -168,6 +168,8 @@ export class McpConnection {
           )
         : new sdk.StreamableHTTPClientTransport(new URL(server.url), {
             requestInit: { headers: { ...server.headers } },
+            // Said explicitly: the headers carry credentials, which must never follow a redirect to another origin.
+            redirectPolicy: 'same-origin',
           });
     const session: Session = { client, transport, crashed: false };
     client.onclose = () => {

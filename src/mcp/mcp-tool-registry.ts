@@ -5,6 +5,7 @@
  */
 import type { ToolCall, ToolSpec } from '../backend/types.js';
 import { HarnessError } from '../errors.js';
+import type { DataMark } from '../prompts/datamark.js';
 import { type InvokeOptions, ToolRegistry, type ToolRegistryOptions } from '../tools/registry.js';
 import type { Tool, ToolContext, ToolInvocation } from '../tools/types.js';
 import type { McpToolSet } from './tool-set.js';
@@ -61,8 +62,8 @@ export class McpToolRegistry extends ToolRegistry {
     return [...super.list(), ...this.mcp().list()];
   }
 
-  override specs(): ToolSpec[] {
-    return [...super.specs(), ...this.mcp().specs()];
+  override specs(mark?: DataMark): ToolSpec[] {
+    return [...super.specs(mark), ...this.mcp().specs(mark)];
   }
 
   override invoke(call: ToolCall, context: ToolContext, options: InvokeOptions = {}): Promise<ToolInvocation> {

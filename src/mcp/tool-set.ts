@@ -14,7 +14,7 @@ import {
   type ResolvedMcpToolsOptions,
 } from './options.js';
 import { loadMcpSdk } from './sdk.js';
-import { toHarnessTools } from './tool-adapter.js';
+import { MAX_SCHEMA_DEPTH, nestingDepth, toHarnessTools } from './tool-adapter.js';
 
 /**
  * The tools of one MCP server, live: `tools` follows the server's `listChanged` notifications, and `close()` ends the
@@ -123,18 +123,19 @@ class LiveToolSet implements McpToolSet {
   private async listUntilSettled(): Promise<readonly Tool[]> {
     do {
       this.again = false;
-      this.apply(await this.requireConnection().listTools());
+      await this.apply(await this.requireConnection().listTools());
     } while (this.again);
     return this.current;
   }
 
-  private apply(infos: McpToolInfo[]): void {
+  private async apply(infos: McpToolInfo[]): Promise<void> {
     const fingerprint = JSON.stringify(
       infos.map(({ name, description, title, inputSchema, annotations }) => [
         name,
         description,
         title,
-        inputSchema,
+        // A schema too deep to show is shown as "an object" whatever it holds (and too deep to stringify safely).
+        nestingDepth(inputSchema) > MAX_SCHEMA_DEPTH ? 'too deep' : inputSchema,
         annotations,
       ]),
     );
@@ -142,7 +143,7 @@ class LiveToolSet implements McpToolSet {
     this.fingerprint = fingerprint;
     const connection = this.requireConnection();
     this.current = Object.freeze(
-      toHarnessTools(
+      await toHarnessTools(
         infos,
         { prefix: this.options.prefix, serverLabel: connection.label, timeoutMs: this.options.timeoutMs },
         (name, args, context) => this.call(name, args, context),

@@ -10,6 +10,7 @@ import { HARNESS_EVENT_TYPES, isDeltaEvent, type HarnessEvent, type HarnessEvent
 import type { Harness } from '../harness/harness.js';
 import { describeIssues } from '../util/did-you-mean.js';
 import { loadPeer } from '../util/load-peer.js';
+import { SecretRedactor } from '../util/secrets.js';
 import { ContentRecorder } from './content.js';
 import { RunTrace, type RunTraceSettings } from './run-trace.js';
 import { SpanTree, type OtelApi } from './span-tree.js';
@@ -43,8 +44,10 @@ export interface InstrumentOptions {
    */
   captureContent?: boolean;
   /**
-   * Strings to redact from captured content besides the values of environment variables whose names look like
-   * credentials (`*KEY*`, `*TOKEN*`, `*SECRET*`, `*PASSW*`, …), which are always redacted.
+   * Strings to redact from every span (also any 12-character piece of one of 16 characters or more), besides what is
+   * always redacted: the secrets the harness knows (its backends' credentials, the `passEnv` values of its shell and
+   * Python tools), the values of secret-named environment variables (`*KEY*`, `*TOKEN*`, `*SECRET*`, `*PASS*`,
+   * `*PWD*`, `*DSN*`, `*_PAT`, …) and secret-shaped text (credentials in URLs, tokens with a known prefix).
    * @defaultValue []
    */
   secrets?: string[];
@@ -87,11 +90,15 @@ export async function instrument(harness: InstrumentableHarness, options: Instru
   const tracer = o.tracer ?? api.trace.getTracer(INSTRUMENTATION_NAME, LIBRARY_VERSION);
   const settings: RunTraceSettings = {
     tree: new SpanTree(api, tracer),
-    content: o.captureContent ? new ContentRecorder(o.secrets) : undefined,
+    content: o.captureContent ? new ContentRecorder() : undefined,
     agentName: o.agentName,
   };
   const runs = new RunTraces(settings, () => api.context.active());
-  const removers = TRACED_EVENT_TYPES.map((type) => harness.on(type, (event) => runs.handle(event as HarnessEvent)));
+  // Every event is redacted here too: the harness knows its backends' and tools' secrets, this adds the host's.
+  const redactor = new SecretRedactor({ secrets: o.secrets });
+  const removers = TRACED_EVENT_TYPES.map((type) =>
+    harness.on(type, (event) => runs.handle(redactor.data(event as HarnessEvent))),
+  );
   const releaseContent = o.captureContent ? harness.captureContent() : undefined;
   let stopped = false;
   return () => {

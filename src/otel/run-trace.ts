@@ -223,7 +223,7 @@ export class RunTrace {
     const stage = this.enterStage('execute', event.timestamp);
     if (this.subtask) this.tree.end(this.subtask, event.timestamp);
     const attributes: Attributes = { [HH.subtaskId]: event.subtask.id, [HH.subtaskIndex]: event.index };
-    if (this.content) attributes[HH.subtaskTitle] = this.content.text(event.subtask.title);
+    if (this.content) attributes[HH.subtaskTitle] = event.subtask.title;
     this.subtask = this.tree.open({ name: event.subtask.id, kind: 'scope', start: event.timestamp, attributes }, stage);
   }
 

@@ -3,7 +3,9 @@ import { z } from 'zod';
 import type { ToolCall, ToolSpec } from '../backend/types.js';
 import { DEFAULTS } from '../defaults.js';
 import { HarnessError } from '../errors.js';
+import type { DataMark } from '../prompts/datamark.js';
 import { TOOL_NAME_PATTERN, isZodSchema } from './define-tool.js';
+import { markUntrustedSpec } from './untrusted-spec.js';
 import type { ImagePart, Tool, ToolContext, ToolInvocation, ToolOutput } from './types.js';
 
 /** Names the executor provides itself; a registered tool may not take them. */
@@ -94,9 +96,14 @@ export class ToolRegistry {
     return [...this.entries.values()].map((entry) => entry.tool);
   }
 
-  /** The tools as offered to the model: name, description and JSON Schema of the input. */
-  specs(): ToolSpec[] {
-    return [...this.entries.values()].map((entry) => structuredClone(entry.spec));
+  /**
+   * The tools as offered to the model: name, description and JSON Schema of the input. With the run's `mark`, the
+   * description and schema text of a tool marked `untrustedDescription` (an MCP server's) are shown as untrusted data.
+   */
+  specs(mark?: DataMark): ToolSpec[] {
+    return [...this.entries.values()].map((entry) =>
+      mark && entry.tool.untrustedDescription ? markUntrustedSpec(entry.spec, mark) : structuredClone(entry.spec),
+    );
   }
 
   /**

@@ -60,6 +60,12 @@ export interface Tool<Input = unknown> {
   readonly timeoutMs?: number;
   /** Things the user should know before a run (e.g. that no sandbox is available); the harness reports them in `run-start`. */
   readonly warnings?: readonly string[];
+  /**
+   * True when the description and the input schema's text come from outside the host's code (an MCP server's tools):
+   * the harness then shows them to the model as untrusted data, between the run's data markers. The name is never
+   * changed.
+   */
+  readonly untrustedDescription?: boolean;
   execute(input: Input, context: ToolContext): ToolOutput | Promise<ToolOutput>;
 }
 

@@ -11,6 +11,7 @@ import { makeDirectory } from './make-directory.js';
 import { fitChars } from './preview/bounded-text.js';
 import { previewFile } from './preview/preview-file.js';
 import { resolveInside } from './resolve-inside.js';
+import { assertSafeWorkspaceDir } from './unsafe-directory.js';
 import { hashRegularFile, readRegularFile, readSourceFile, withCheckedEntry, writeAtomically } from './safe-fs.js';
 import type { AppendResult, ArtifactRecord, Workspace, WriteOrigin } from './types.js';
 
@@ -79,6 +80,7 @@ export class LocalWorkspace implements Workspace {
       directory = await mkdtemp(path.join(os.tmpdir(), 'horizon-workspace-'));
     } else {
       directory = path.resolve(dir);
+      assertSafeWorkspaceDir(directory);
       try {
         await makeDirectory(directory);
       } catch (error) {

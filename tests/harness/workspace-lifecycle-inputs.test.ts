@@ -24,13 +24,11 @@ function hasMkfifo(): boolean {
 
 describe('input errors resolve', () => {
   it.runIf(process.platform === 'linux' && existsSync('/proc/1'))(
-    'rejects promptly with invalid-options when the workspace directory cannot be made (/proc/1/nope)',
-    async () => {
-      const harness = createHarness({ backend: new ScriptedBackend([]), workspace: '/proc/1/nope' });
-      await expect(harness.run(TASK)).rejects.toMatchObject({
-        code: 'invalid-options',
-        message: expect.stringContaining('/proc/1/nope'),
-      });
+    'refuses at once with invalid-options a workspace in /proc (/proc/1/nope), a system directory',
+    () => {
+      expect(() => createHarness({ backend: new ScriptedBackend([]), workspace: '/proc/1/nope' })).toThrow(
+        expect.objectContaining({ code: 'invalid-options', message: expect.stringContaining('/proc/1/nope') }),
+      );
     },
   );
 

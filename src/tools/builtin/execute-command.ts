@@ -2,8 +2,10 @@ import { z } from 'zod';
 import type { ChildProcess } from 'node:child_process';
 import { DEFAULTS } from '../../defaults.js';
 import { HarnessError } from '../../errors.js';
+import { declareSecrets } from '../../util/secrets.js';
 import { defineTool } from '../define-tool.js';
 import type { Tool, ToolContext } from '../types.js';
+import { secretsPassedOn } from './sandbox/environment.js';
 import { OutputCapture } from './sandbox/output-capture.js';
 import { CommandPolicy, requireApproval, type ApproveFn, type CommandPolicyOptions } from './command-policy.js';
 import {
@@ -249,11 +251,13 @@ export function executeCommandTool(options: ExecuteCommandToolOptions = {}): Exe
       return { text: lines.join('\n'), files };
     },
   });
-  return Object.freeze({
+  const finished = Object.freeze({
     ...tool,
     execute: tool.execute,
     sandbox: status,
     policy,
     warnings: status.warning ? [status.warning] : [],
   });
+  declareSecrets(finished, () => secretsPassedOn(opts), 'value');
+  return finished;
 }

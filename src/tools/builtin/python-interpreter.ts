@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DEFAULTS } from '../../defaults.js';
 import { HarnessError } from '../../errors.js';
+import { declareSecrets } from '../../util/secrets.js';
 import { defineTool } from '../define-tool.js';
 import type { Tool, ToolContext } from '../types.js';
 import { requireApproval, type ApproveFn } from './command-policy.js';
@@ -13,6 +14,7 @@ import {
   type SandboxStatus,
 } from './sandbox.js';
 import { PythonSession } from './sandbox/python-session.js';
+import { secretsPassedOn } from './sandbox/environment.js';
 import { parseOptions } from './search-providers/http.js';
 
 /** Options of {@link pythonInterpreterTool}. */
@@ -233,5 +235,7 @@ export function pythonInterpreterTool(options: PythonInterpreterToolOptions = {}
       return { text: lines.join('\n'), files };
     },
   });
-  return Object.freeze({ ...tool, sandbox: status, warnings: status.warning ? [status.warning] : [] });
+  const finished = Object.freeze({ ...tool, sandbox: status, warnings: status.warning ? [status.warning] : [] });
+  declareSecrets(finished, () => secretsPassedOn(opts), 'value');
+  return finished;
 }

@@ -5,6 +5,7 @@
  * @module
  */
 import os from 'node:os';
+import { SECRET_ENV_NAME } from '../../../util/secrets.js';
 
 /** Names copied from the harness's environment into every command's environment. */
 export const INHERITED_ENV_NAMES: readonly string[] = Object.freeze(['PATH', 'LANG', 'LANGUAGE', 'TZ']);
@@ -42,4 +43,18 @@ export function commandEnv(options: CommandEnvOptions): Record<string, string> {
     env.TMPDIR = os.tmpdir();
   }
   return { ...env, ...options.env };
+}
+
+/**
+ * The values a command tool hands to the code it runs that the harness must keep out of what it emits: every value of
+ * a `passEnv` name (the host chose to pass it; it may be a secret whatever its name), and the explicit `env` values
+ * whose names look secret.
+ */
+export function secretsPassedOn(options: Pick<CommandEnvOptions, 'passEnv' | 'env' | 'parentEnv'>): string[] {
+  const parent = options.parentEnv ?? process.env;
+  const passed = (options.passEnv ?? []).flatMap((name) => parent[name] ?? []);
+  const explicit = Object.entries(options.env ?? {}).flatMap(([name, value]) =>
+    SECRET_ENV_NAME.test(name) ? [value] : [],
+  );
+  return [...passed, ...explicit];
 }
