@@ -21,6 +21,7 @@ import path from 'node:path';
 import { HarnessError } from '../errors.js';
 import { errnoCode, fileError } from './file-errors.js';
 import { openNoFollowDir, type NoFollowDir } from './no-follow-dir.js';
+import type { WriteGuard } from './types.js';
 
 // Not `import { promisify } from 'node:util'`: an ESM import of a builtin reads every export, which would load
 // util's argument parser and MIME module with the package.
@@ -62,19 +63,25 @@ function segmentsOf(root: string, absPath: string): string[] {
   return relative === '' ? [] : relative.split(path.sep);
 }
 
-/** Opens the parent directory of `absPath` without following links, runs `use` on it, and closes it. */
+/**
+ * Opens the parent directory of `absPath` without following links, runs `use` on it, and closes it. With a `guard`,
+ * the place the opened directory is now (its real path) must pass it before `use` runs: what `use` writes goes
+ * through that very directory, so a link swapped in after the path was checked cannot move the write elsewhere.
+ */
 async function inParent<T>(
   root: string,
   absPath: string,
   requested: string,
   create: boolean,
   use: (dir: NoFollowDir, name: string) => Promise<T>,
+  guard?: WriteGuard,
 ): Promise<T> {
   const segments = segmentsOf(root, absPath);
   const name = segments.pop();
   if (name === undefined) throw isDirectoryError(requested);
   const dir = await openNoFollowDir(root, segments, requested, { create });
   try {
+    if (guard) guard(path.join(await dir.location(), name));
     return await use(dir, name);
   } finally {
     await dir.close().catch(() => undefined);
@@ -170,14 +177,15 @@ export async function withCheckedEntry<T>(
  * the name, both through the directory opened without following links; missing directories are created the same way.
  * An existing file keeps its permissions; a directory, FIFO, socket or device at the name is refused. With `durable`,
  * the temp file is flushed to disk before the rename and the directory after it, so the new content survives a
- * power loss or kernel crash once the promise resolves.
+ * power loss or kernel crash once the promise resolves. A `guard` is applied to the directory written in (see
+ * {@link inParent}).
  */
 export function writeAtomically(
   root: string,
   absPath: string,
   bytes: Uint8Array | readonly Uint8Array[],
   requested: string,
-  options: { durable?: boolean } = {},
+  options: { durable?: boolean; guard?: WriteGuard | undefined } = {},
 ): Promise<void> {
   return inParent(root, absPath, requested, true, async (dir, name) => {
     const existing = await dir.lstat(name);
@@ -206,7 +214,7 @@ export function writeAtomically(
       if (created) await dir.unlinkIfInside(temporary);
       throw fileError(error, requested);
     }
-  });
+  }, options.guard);
 }
 
 /** Writes `chunks` one after the other at the file's position, however the system splits the writes. */
@@ -240,10 +248,16 @@ async function syncDirectory(readPath: string): Promise<void> {
 
 /**
  * Opens `absPath` (inside `root`) for appending, creating it and its directories when missing. Refuses a link, a
- * directory, FIFO, socket or device, and a file with other hard links (an append would change them too).
+ * directory, FIFO, socket or device, and a file with other hard links (an append would change them too). A `guard`
+ * is applied to the directory the file is opened in (see {@link inParent}).
  * @returns the open descriptor and the file's stats at opening; the caller closes it
  */
-export function openForAppend(root: string, absPath: string, requested: string): Promise<{ fd: number; stats: Stats }> {
+export function openForAppend(
+  root: string,
+  absPath: string,
+  requested: string,
+  guard?: WriteGuard,
+): Promise<{ fd: number; stats: Stats }> {
   return inParent(root, absPath, requested, true, async (dir, name) => {
     const existing = await dir.lstat(name);
     if (existing) refuseUnlessAppendable(existing, requested);
@@ -259,7 +273,7 @@ export function openForAppend(root: string, absPath: string, requested: string):
       await closeFd(fd);
       throw error;
     }
-  });
+  }, guard);
 }
 
 /** Refuses what an append must not write to: see {@link openForAppend}. */
