@@ -187,34 +187,41 @@ export function writeAtomically(
   requested: string,
   options: { durable?: boolean; guard?: WriteGuard | undefined } = {},
 ): Promise<void> {
-  return inParent(root, absPath, requested, true, async (dir, name) => {
-    const existing = await dir.lstat(name);
-    if (existing?.isDirectory()) {
-      throw new HarnessError('invalid-input', `"${requested}" is a directory; choose a file name inside it.`);
-    }
-    if (existing && !existing.isFile()) throw notRegularFile(requested, 'writing to');
-    const temporary = `.${name}.${crypto.randomUUID().slice(0, 8)}.tmp`;
-    let created = false;
-    try {
-      const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
-      const fd = await dir.openFile(temporary, flags, 0o666);
-      created = true;
-      try {
-        await writeChunks(fd, Array.isArray(bytes) ? (bytes as readonly Uint8Array[]) : [bytes as Uint8Array]);
-        // Overwriting keeps the file's permissions (an executable script stays executable).
-        if (existing) await fchmodFd(fd, existing.mode & 0o7777);
-        if (options.durable) await fsyncFd(fd);
-      } finally {
-        await closeFd(fd);
+  return inParent(
+    root,
+    absPath,
+    requested,
+    true,
+    async (dir, name) => {
+      const existing = await dir.lstat(name);
+      if (existing?.isDirectory()) {
+        throw new HarnessError('invalid-input', `"${requested}" is a directory; choose a file name inside it.`);
       }
-      await dir.rename(temporary, name);
-      if (options.durable) await syncDirectory(dir.readPath);
-    } catch (error) {
-      // Only the temp file this call created, and only while its directory is still inside the workspace.
-      if (created) await dir.unlinkIfInside(temporary);
-      throw fileError(error, requested);
-    }
-  }, options.guard);
+      if (existing && !existing.isFile()) throw notRegularFile(requested, 'writing to');
+      const temporary = `.${name}.${crypto.randomUUID().slice(0, 8)}.tmp`;
+      let created = false;
+      try {
+        const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
+        const fd = await dir.openFile(temporary, flags, 0o666);
+        created = true;
+        try {
+          await writeChunks(fd, Array.isArray(bytes) ? (bytes as readonly Uint8Array[]) : [bytes as Uint8Array]);
+          // Overwriting keeps the file's permissions (an executable script stays executable).
+          if (existing) await fchmodFd(fd, existing.mode & 0o7777);
+          if (options.durable) await fsyncFd(fd);
+        } finally {
+          await closeFd(fd);
+        }
+        await dir.rename(temporary, name);
+        if (options.durable) await syncDirectory(dir.readPath);
+      } catch (error) {
+        // Only the temp file this call created, and only while its directory is still inside the workspace.
+        if (created) await dir.unlinkIfInside(temporary);
+        throw fileError(error, requested);
+      }
+    },
+    options.guard,
+  );
 }
 
 /** Writes `chunks` one after the other at the file's position, however the system splits the writes. */
@@ -258,22 +265,29 @@ export function openForAppend(
   requested: string,
   guard?: WriteGuard,
 ): Promise<{ fd: number; stats: Stats }> {
-  return inParent(root, absPath, requested, true, async (dir, name) => {
-    const existing = await dir.lstat(name);
-    if (existing) refuseUnlessAppendable(existing, requested);
-    const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT;
-    const fd = await dir.openFile(name, flags, 0o666).catch((error: unknown) => {
-      throw errnoCode(error) === 'ENXIO' ? notRegularFile(requested, 'appending to') : error;
-    });
-    try {
-      const stats = await fstatFd(fd);
-      refuseUnlessAppendable(stats, requested);
-      return { fd, stats };
-    } catch (error) {
-      await closeFd(fd);
-      throw error;
-    }
-  }, guard);
+  return inParent(
+    root,
+    absPath,
+    requested,
+    true,
+    async (dir, name) => {
+      const existing = await dir.lstat(name);
+      if (existing) refuseUnlessAppendable(existing, requested);
+      const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT;
+      const fd = await dir.openFile(name, flags, 0o666).catch((error: unknown) => {
+        throw errnoCode(error) === 'ENXIO' ? notRegularFile(requested, 'appending to') : error;
+      });
+      try {
+        const stats = await fstatFd(fd);
+        refuseUnlessAppendable(stats, requested);
+        return { fd, stats };
+      } catch (error) {
+        await closeFd(fd);
+        throw error;
+      }
+    },
+    guard,
+  );
 }
 
 /** Refuses what an append must not write to: see {@link openForAppend}. */
