@@ -33,6 +33,11 @@ export const DEFAULTS = {
   maxRepeatedInvalidCalls: 3,
   /** Per-call timeout of a tool. */
   toolTimeoutMs: 120_000,
+  /**
+   * How long one operation of a run's snapshot store (a save, a load) may take before it counts as failed: a healthy
+   * store takes milliseconds, a busy disk's fsync can take seconds, and one that takes longer is treated as gone.
+   */
+  storeTimeoutMs: 30_000,
   /** Per-request timeout of an HTTP backend. */
   requestTimeoutMs: 600_000,
   /** Retries of a retryable backend error. */

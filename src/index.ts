@@ -84,7 +84,14 @@ export type {
 } from './contracts/work.js';
 export type { ExecutionMemory, MemoryScope, PendingRequest } from './memory/types.js';
 export type { ImagePart, ObservationKind, Tool, ToolContext, ToolInvocation, ToolOutput } from './tools/types.js';
-export type { AppendResult, ArtifactRecord, Workspace, WriteOrigin } from './workspace/types.js';
+export type {
+  AppendResult,
+  ArtifactRecord,
+  Workspace,
+  WriteGuard,
+  WriteOptions,
+  WriteOrigin,
+} from './workspace/types.js';
 
 // --- backend adapters (src/backend) ---
 export {

@@ -1,5 +1,6 @@
 /**
- * The link of one run to its store: builds each snapshot's header, serialises the saves and maps store errors.
+ * The link of one run to its store: builds each snapshot's header, serialises the saves, bounds every store operation
+ * in time and by the run's stop, and maps store errors.
  * @module
  */
 import { HarnessError, toHarnessError } from '../errors.js';
@@ -23,6 +24,10 @@ export interface CheckpointerInit {
   seq: () => number;
   /** Reports a snapshot that could not be saved when nothing can stop any more (the finished one). */
   warn: (message: string) => void;
+  /** How long one save may take before it counts as failed (the `storeTimeoutMs` option). */
+  timeoutMs: number;
+  /** The run's own signal (its caller's abort, `harness.close()`): see {@link StoreCheckpointer.stopOn}. */
+  signal?: AbortSignal | undefined;
 }
 
 type Progress = Parameters<RunCheckpointer['save']>[0];
@@ -34,22 +39,48 @@ type Progress = Parameters<RunCheckpointer['save']>[0];
  * collapse into the newest: a store only ever falls one write behind, and a save resolves once its state, or a newer
  * one, is stored. After a failed save every later save fails too: a run whose store failed must stop, and its last
  * good snapshot stays what the store holds.
+ *
+ * No save holds the run past its limits: one that has not settled within `timeoutMs` fails, and one still in flight
+ * when the run stops (see {@link StoreCheckpointer.stopOn}) is given up on, failing like any other, so nothing is
+ * written after it (the store may still complete it: a write a store has begun cannot be called back).
  * @internal
  */
 export class StoreCheckpointer implements RunCheckpointer {
   readonly #init: CheckpointerInit;
   readonly #writer: LatestWriter<RunSnapshot>;
+  /** Aborted once the run has stopped. */
+  readonly #stopped = new AbortController();
   #last: Progress | undefined;
 
   constructor(init: CheckpointerInit) {
     this.#init = init;
     this.#writer = new LatestWriter(async (snapshot) => {
+      // The finished snapshot is saved after the run stopped, bounded by the store timeout alone; any other save
+      // ends with the run's stop.
+      const signal = snapshot.status === 'finished' ? undefined : this.#stopped.signal;
       try {
-        await init.store.save(init.runId, snapshot);
+        await boundedStoreCall(() => init.store.save(init.runId, snapshot), {
+          runId: init.runId,
+          operation: 'save',
+          timeoutMs: init.timeoutMs,
+          signal,
+        });
       } catch (error) {
         throw storeFailed(init.runId, 'save', error);
       }
     });
+    if (init.signal) this.stopOn(init.signal);
+  }
+
+  /**
+   * Gives up, once `signal` aborts, on the save in flight or waiting (it rejects with `store-failed` at once, and so
+   * does every later one): the run has stopped (abort, `harness.close()`, its time limit) and must not wait for a
+   * store that does not answer. With no save in flight, nothing is lost: the finished snapshot is saved as usual.
+   */
+  stopOn(signal: AbortSignal): void {
+    const stop = () => this.#stopped.abort(signal.reason);
+    if (signal.aborted) stop();
+    else signal.addEventListener('abort', stop, { once: true });
   }
 
   save(progress: Progress): Promise<void> {
@@ -92,6 +123,82 @@ export class StoreCheckpointer implements RunCheckpointer {
       ...(result === undefined ? {} : { result: plainCopy(result) }),
     };
   }
+}
+
+/** What bounds one store operation: see {@link boundedStoreCall}. @internal */
+export interface StoreCallBound {
+  runId: string;
+  operation: 'save' | 'load';
+  /** The `storeTimeoutMs` option. */
+  timeoutMs: number;
+  /** The run's stop (or the resume's caller's signal). */
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * Runs one store operation bounded in time and by `signal`: rejects with `store-failed` once it has not settled within
+ * `timeoutMs`, and when `signal` aborts first (a load then rejects with the stop's own error), so a store that stops answering (a stalled Redis whose client queues
+ * commands forever, a hung network file system) cannot hold a run or a resume for good. The operation itself is not
+ * cancelled (a store cannot take back a write it began); its later outcome is ignored.
+ * @internal
+ */
+export function boundedStoreCall<T>(operation: () => Promise<T>, bound: StoreCallBound): Promise<T> {
+  const { runId, timeoutMs, signal } = bound;
+  const what = bound.operation === 'save' ? 'saving the snapshot' : 'loading the snapshot';
+  if (signal?.aborted) return Promise.reject(stoppedError(runId, bound, signal));
+  return new Promise<T>((resolve, reject) => {
+    const settle = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    const onAbort = () => {
+      settle();
+      reject(stoppedError(runId, bound, signal as AbortSignal));
+    };
+    const timer = setTimeout(() => {
+      settle();
+      reject(
+        new HarnessError(
+          'store-failed',
+          `The store did not finish ${what} of run "${runId}" within storeTimeoutMs (${timeoutMs} ms); it counts as ` +
+            'failed (a stalled connection or disk).',
+          { retryable: true },
+        ),
+      );
+    }, timeoutMs);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let running: Promise<T>;
+    try {
+      running = operation();
+    } catch (error) {
+      running = Promise.reject(error);
+    }
+    running.then(
+      (value) => {
+        settle();
+        resolve(value);
+      },
+      (error: unknown) => {
+        settle();
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * Why an operation ended when `signal` aborted: a save in flight is given up on (`store-failed`, so that nothing is
+ * written after it); a load ends with the stop itself (a resume aborted or closed while it loads).
+ */
+function stoppedError(runId: string, bound: StoreCallBound, signal: AbortSignal): HarnessError {
+  const reason = toHarnessError(signal.reason ?? new HarnessError('aborted', 'The operation was aborted.'));
+  if (bound.operation === 'load') return reason;
+  return new HarnessError(
+    'store-failed',
+    `The store had not finished saving the snapshot of run "${runId}" when the run stopped (${reason.message}); ` +
+      'the save was given up on.',
+    { cause: reason },
+  );
 }
 
 /** A deep copy as plain JSON (undefined when the value is). */

@@ -153,8 +153,15 @@ export interface RunCheckpointer {
   /** Saves the ended run's result (`status: 'finished'`); a failure is reported as a `run-warning`, never thrown. */
   finish(result: unknown): Promise<void>;
   /**
-   * Settles (never rejects) once every save made so far is stored or refused: a run that ends without `finish`
-   * (aborted, or its store failed) waits for it, so that nothing writes to the store after the run returned.
+   * Settles (never rejects) once every save made so far is stored, refused or given up on: a run that ends without
+   * `finish` (aborted, or its store failed) waits for it, so that nothing writes to the store after the run returned
+   * (short of a store that completes a write it was given up on).
    */
   idle(): Promise<void>;
+  /**
+   * Ties the saves to the run's stop: once `signal` aborts, the save in flight is given up on (it rejects with
+   * `store-failed`, and so does every later one) instead of holding the stopped run; with none in flight the finished
+   * snapshot is saved as usual. The modes pass their run control's signal (abort, `harness.close()`, time limit).
+   */
+  stopOn?(signal: AbortSignal): void;
 }

@@ -5,11 +5,11 @@
  */
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { StoreCheckpointer } from '../durability/checkpointer.js';
+import { boundedStoreCall, StoreCheckpointer } from '../durability/checkpointer.js';
 import { storeFailed } from '../durability/checkpointer.js';
 import { FileRunStore } from '../durability/file-store.js';
 import type { OptionsFingerprint, RunSnapshot, RunStore } from '../durability/types.js';
-import { HarnessError } from '../errors.js';
+import { HarnessError, toHarnessError } from '../errors.js';
 import { runEventSender, type HarnessEvents, type RunEventNumbering } from '../events.js';
 import { DataMark } from '../prompts/datamark.js';
 
@@ -33,6 +33,10 @@ export interface RunDurabilityInit {
   now: () => number;
   /** The snapshot a resumed run goes on from. */
   resume?: RunSnapshot | undefined;
+  /** The `storeTimeoutMs` option: how long one save may take. */
+  storeTimeoutMs: number;
+  /** The run's signal (its caller's abort, `harness.close()`): a save in flight when it aborts is given up on. */
+  signal: AbortSignal;
 }
 
 /** The numbering, data mark and checkpointer of one run (a resumed run's go on from its snapshot). @internal */
@@ -53,6 +57,8 @@ export function runDurability(init: RunDurabilityInit): RunDurability {
     now: init.now,
     seq: () => numbering.lastSeq,
     warn: (message) => warn({ type: 'run-warning', runId: init.runId, code: 'snapshot-save-failed', message }),
+    timeoutMs: init.storeTimeoutMs,
+    signal: init.signal,
   });
   return { numbering, dataMark, checkpointer };
 }
@@ -122,12 +128,21 @@ export function resumeSource(
   );
 }
 
-/** The run's snapshot from `source`; `run-not-found` when it has none, `store-failed` when the store fails. @internal */
-export async function loadSnapshot(runId: string, source: SnapshotSource): Promise<RunSnapshot> {
+/**
+ * The run's snapshot from `source`; `run-not-found` when it has none, `store-failed` when the store fails or does not
+ * answer within `bound.timeoutMs`; the stop's own error (`aborted`) when `bound.signal` aborts first.
+ * @internal
+ */
+export async function loadSnapshot(
+  runId: string,
+  source: SnapshotSource,
+  bound: { timeoutMs: number; signal: AbortSignal },
+): Promise<RunSnapshot> {
   let snapshot: RunSnapshot | undefined;
   try {
-    snapshot = await source.store.load(runId);
+    snapshot = await boundedStoreCall(() => source.store.load(runId), { runId, operation: 'load', ...bound });
   } catch (error) {
+    if (bound.signal.aborted) throw toHarnessError(error);
     throw storeFailed(runId, 'load', error);
   }
   if (!snapshot) {

@@ -160,18 +160,26 @@ export class Harness {
     const workspace = options.workspace ?? this.workspaces.namedRoot();
     const source = resumeSource(runId, options.store, this.options.store, workspace);
     const target = { runId, mode: this.options.mode, fingerprint: this.fingerprint };
-    const found = await loadSnapshot(runId, source);
-    assertResumable(found, target);
-    if (found.status === 'finished') return found.result as RunResult;
-    const lease = await this.workspaces.reopen(path.resolve(workspace ?? found.workspace), runId);
+    // The loads end when the caller aborts or the harness closes, and after storeTimeoutMs.
+    const loading = this.runs.signalFor(options.signal);
+    const bound = { timeoutMs: this.options.storeTimeoutMs, signal: loading.signal };
+    let lease: WorkspaceLease;
     let snapshot: RunSnapshot;
     try {
-      // Read again under the lock: the run may have moved on (or finished) while another process held it.
-      snapshot = await loadSnapshot(runId, source);
-      assertResumable(snapshot, target);
-    } catch (error) {
-      await lease.end(undefined);
-      throw error;
+      const found = await loadSnapshot(runId, source, bound);
+      assertResumable(found, target);
+      if (found.status === 'finished') return found.result as RunResult;
+      lease = await this.workspaces.reopen(path.resolve(workspace ?? found.workspace), runId);
+      try {
+        // Read again under the lock: the run may have moved on (or finished) while another process held it.
+        snapshot = await loadSnapshot(runId, source, bound);
+        assertResumable(snapshot, target);
+      } catch (error) {
+        await lease.end(undefined);
+        throw error;
+      }
+    } finally {
+      loading.dispose();
     }
     if (snapshot.status === 'finished') {
       await lease.end(undefined);
@@ -207,6 +215,8 @@ export class Harness {
         bus: this.events,
         now: this.now,
         resume,
+        storeTimeoutMs: this.options.storeTimeoutMs,
+        signal: stop.signal,
       });
       const init = {
         options: this.options,

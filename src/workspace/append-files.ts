@@ -1,7 +1,7 @@
 import { closeSync, lstatSync, realpathSync, writeSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { openForAppend } from './safe-fs.js';
-import type { AppendResult } from './types.js';
+import type { AppendResult, WriteGuard } from './types.js';
 
 /** A file kept open for appends is closed once it has not been appended to for this long. */
 export const APPEND_IDLE_CLOSE_MS = 30_000;
@@ -44,9 +44,12 @@ export class AppendFiles {
     private readonly resolve: (requested: string, intent: 'read' | 'write') => Promise<string>,
   ) {}
 
-  /** Appends `bytes` to the file at `requested`; returns the file's size after the append. */
-  async append(requested: string, bytes: Uint8Array): Promise<AppendResult> {
-    const { file, size } = this.#reuse(requested) ?? (await this.#openChecked(requested));
+  /**
+   * Appends `bytes` to the file at `requested`; returns the file's size after the append. A `guard` is applied to the
+   * path opened, to the directory it is opened in, and to a kept file's path before it is reused.
+   */
+  async append(requested: string, bytes: Uint8Array, guard?: WriteGuard): Promise<AppendResult> {
+    const { file, size } = this.#reuse(requested, guard) ?? (await this.#openChecked(requested, guard));
     try {
       for (let written = 0; written < bytes.byteLength; ) {
         written += writeSync(file.fd, bytes, written, bytes.byteLength - written);
@@ -67,9 +70,10 @@ export class AppendFiles {
   }
 
   /** The kept file of `requested` and its size, if its path still names it with no link on the way. */
-  #reuse(requested: string): { file: OpenFile; size: number } | undefined {
+  #reuse(requested: string, guard: WriteGuard | undefined): { file: OpenFile; size: number } | undefined {
     const file = this.#open.get(requested);
     if (!file) return undefined;
+    guard?.(file.absPath);
     let real: string | undefined;
     let stats: Stats | undefined;
     try {
@@ -95,13 +99,14 @@ export class AppendFiles {
   }
 
   /** Resolves, checks and opens `requested`; keeps it open when no link is on the way. */
-  async #openChecked(requested: string): Promise<{ file: OpenFile; size: number }> {
+  async #openChecked(requested: string, guard: WriteGuard | undefined): Promise<{ file: OpenFile; size: number }> {
     const resolved = await this.resolve(requested, 'write');
     const segments = requested.split(/[\\/]+/);
     const direct = resolved === path.join(this.root, ...segments);
     // `resolve` follows a link at the last component when it stays inside; an append must not.
     const absPath = direct ? resolved : await this.#unfollowed(segments);
-    const { fd, stats } = await openForAppend(this.root, absPath, requested);
+    guard?.(absPath);
+    const { fd, stats } = await openForAppend(this.root, absPath, requested, guard);
     const file: OpenFile = {
       requested,
       absPath,

@@ -5,4 +5,4 @@
 export { ArtifactRegistry } from './artifact-registry.js';
 export { LocalWorkspace, LocalWorkspaceOptionsSchema, type LocalWorkspaceOptions } from './local-workspace.js';
 export { previewFile, type PreviewOptions } from './preview/preview-file.js';
-export type { AppendResult, ArtifactRecord, Workspace, WriteOrigin } from './types.js';
+export type { AppendResult, ArtifactRecord, Workspace, WriteGuard, WriteOptions, WriteOrigin } from './types.js';

@@ -13,7 +13,7 @@ import { previewFile } from './preview/preview-file.js';
 import { resolveInside } from './resolve-inside.js';
 import { assertSafeWorkspaceDir } from './unsafe-directory.js';
 import { hashRegularFile, readRegularFile, readSourceFile, withCheckedEntry, writeAtomically } from './safe-fs.js';
-import type { AppendResult, ArtifactRecord, Workspace, WriteOrigin } from './types.js';
+import type { AppendResult, ArtifactRecord, Workspace, WriteOptions, WriteOrigin } from './types.js';
 
 /** Options of {@link LocalWorkspace.create}. */
 export const LocalWorkspaceOptionsSchema = z.object({
@@ -35,7 +35,9 @@ export type LocalWorkspaceOptions = z.input<typeof LocalWorkspaceOptionsSchema> 
 /**
  * A workspace in a local directory: every path is resolved inside it (no `..`, no absolute paths, no symbolic
  * links leading out), files are then opened without following links and only when they are regular files
- * (`safe-fs.ts`), writes are atomic, and every file a tool writes is recorded as an artifact.
+ * (`safe-fs.ts`), writes are atomic, and every file a tool writes is recorded as an artifact. A write's `guard` is
+ * applied to the resolved path and to the directory then opened without following links, which is the one written
+ * in: a link swapped in between cannot move a guarded write.
  *
  * @example
  * ```ts
@@ -53,6 +55,8 @@ export class LocalWorkspace implements Workspace {
   readonly #now: () => number;
   readonly #registry = new ArtifactRegistry();
   readonly #appends: AppendFiles;
+  /** Writes apply {@link WriteOptions.guard} to the directory they write in. */
+  readonly guardsWrites = true;
 
   private constructor(root: string, temporary: boolean, previewChars: number, now: () => number) {
     this.root = root;
@@ -114,11 +118,19 @@ export class LocalWorkspace implements Workspace {
     return readRegularFile(this.root, await this.resolve(requested, 'read'), requested);
   }
 
-  /** Writes a file atomically (temp file in the same directory, then rename), creating directories, and records it. */
-  async writeFile(requested: string, data: string | Uint8Array, origin: WriteOrigin): Promise<ArtifactRecord> {
-    const absPath = await this.resolve(requested, 'write');
+  /**
+   * Writes a file atomically (temp file in the same directory, then rename), creating directories, and records it.
+   * `options.guard` is applied to the resolved path and to the directory written in.
+   */
+  async writeFile(
+    requested: string,
+    data: string | Uint8Array,
+    origin: WriteOrigin,
+    options: WriteOptions = {},
+  ): Promise<ArtifactRecord> {
+    const absPath = await this.#resolveGuarded(requested, options);
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    await writeAtomically(this.root, absPath, bytes, requested);
+    await writeAtomically(this.root, absPath, bytes, requested, { guard: options.guard });
     return this.#registry.record({
       path: this.relative(absPath),
       size: bytes.byteLength,
@@ -138,13 +150,19 @@ export class LocalWorkspace implements Workspace {
    * any symbolic link then stays open: the next appends check that its path still names it and write to it with
    * synchronous system calls (microseconds for a local file), until it has been idle for 30 s or `dispose` closes it.
    * Appended files are not recorded as artifacts: hashing a growing log at every append would cost more than the
-   * append, so `origin` is not used here.
+   * append, so `origin` is not used here. `options.guard` is applied to the file's path and to the directory it is
+   * opened in, and again before each append to a kept file.
    * @returns the file's size in bytes after the append
    */
-  async appendFile(requested: string, data: string | Uint8Array, _origin?: WriteOrigin): Promise<AppendResult> {
+  async appendFile(
+    requested: string,
+    data: string | Uint8Array,
+    _origin?: WriteOrigin,
+    options: WriteOptions = {},
+  ): Promise<AppendResult> {
     const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
     try {
-      return await this.#appends.append(requested, bytes);
+      return await this.#appends.append(requested, bytes, options.guard);
     } catch (error) {
       throw fileError(error, requested);
     }
@@ -152,11 +170,16 @@ export class LocalWorkspace implements Workspace {
 
   /**
    * Copies a file from outside (an attachment) into the workspace, atomically, without recording it as an artifact
-   * (so `origin` is not used here).
+   * (so `origin` is not used here). `options.guard` is applied as for `writeFile`.
    * @returns the workspace-relative path of the copy
    */
-  async copyIn(sourceAbsPath: string, destination: string, _origin?: WriteOrigin): Promise<string> {
-    const absPath = await this.resolve(destination, 'write');
+  async copyIn(
+    sourceAbsPath: string,
+    destination: string,
+    _origin?: WriteOrigin,
+    options: WriteOptions = {},
+  ): Promise<string> {
+    const absPath = await this.#resolveGuarded(destination, options);
     let bytes: Buffer;
     try {
       bytes = await readSourceFile(sourceAbsPath);
@@ -167,8 +190,15 @@ export class LocalWorkspace implements Workspace {
         { cause: error },
       );
     }
-    await writeAtomically(this.root, absPath, bytes, destination);
+    await writeAtomically(this.root, absPath, bytes, destination, { guard: options.guard });
     return this.relative(absPath);
+  }
+
+  /** Resolves a path for writing and applies the write's guard to it. */
+  async #resolveGuarded(requested: string, options: WriteOptions): Promise<string> {
+    const absPath = await this.resolve(requested, 'write');
+    options.guard?.(absPath);
+    return absPath;
   }
 
   /** Records a file that something else (a process) created or changed; undefined when it is not a file. */

@@ -70,6 +70,8 @@ export interface NoFollowDir {
   unlinkIfInside(name: string): Promise<void>;
   /** A path that names this very directory, for reading it (a directory listing). */
   readonly readPath: string;
+  /** Where this directory is now: the real path of the open directory (on Linux), else the path walked. */
+  location(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -109,9 +111,11 @@ export function openNoFollowDir(
     : openByPath(root, segments, requested, options.create);
 }
 
-async function checkInside(root: string, fd: number, requested: string): Promise<void> {
+/** The real path of the file or directory open at `fd`, which must lie inside `root`. */
+async function checkInside(root: string, fd: number, requested: string): Promise<string> {
   const real = await readlink(`/proc/self/fd/${fd}`);
   if (!isInside(root, real)) throw movedOutRefusal(requested);
+  return real;
 }
 
 async function openByDescriptor(
@@ -154,6 +158,7 @@ function descriptorDir(root: string, dir: FileHandle, requested: string): NoFoll
   const entry = (name: string): string => `/proc/self/fd/${dir.fd}/${name}`;
   return {
     readPath: `/proc/self/fd/${dir.fd}`,
+    location: () => checkInside(root, dir.fd, requested),
     async openFile(name, flags, mode = 0o666) {
       const fd = await openEntry(entry(name), flags, mode, requested);
       try {
@@ -231,6 +236,7 @@ async function openByPath(
   const entry = (name: string): string => path.join(directory, name);
   return {
     readPath: directory,
+    location: () => checkWalk(root, segments, requested, false),
     async openFile(name, flags, mode = 0o666) {
       const fd = await openEntry(entry(name), flags, mode, requested);
       try {

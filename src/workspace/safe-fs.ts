@@ -21,6 +21,7 @@ import path from 'node:path';
 import { HarnessError } from '../errors.js';
 import { errnoCode, fileError } from './file-errors.js';
 import { openNoFollowDir, type NoFollowDir } from './no-follow-dir.js';
+import type { WriteGuard } from './types.js';
 
 // Not `import { promisify } from 'node:util'`: an ESM import of a builtin reads every export, which would load
 // util's argument parser and MIME module with the package.
@@ -62,19 +63,25 @@ function segmentsOf(root: string, absPath: string): string[] {
   return relative === '' ? [] : relative.split(path.sep);
 }
 
-/** Opens the parent directory of `absPath` without following links, runs `use` on it, and closes it. */
+/**
+ * Opens the parent directory of `absPath` without following links, runs `use` on it, and closes it. With a `guard`,
+ * the place the opened directory is now (its real path) must pass it before `use` runs: what `use` writes goes
+ * through that very directory, so a link swapped in after the path was checked cannot move the write elsewhere.
+ */
 async function inParent<T>(
   root: string,
   absPath: string,
   requested: string,
   create: boolean,
   use: (dir: NoFollowDir, name: string) => Promise<T>,
+  guard?: WriteGuard,
 ): Promise<T> {
   const segments = segmentsOf(root, absPath);
   const name = segments.pop();
   if (name === undefined) throw isDirectoryError(requested);
   const dir = await openNoFollowDir(root, segments, requested, { create });
   try {
+    if (guard) guard(path.join(await dir.location(), name));
     return await use(dir, name);
   } finally {
     await dir.close().catch(() => undefined);
@@ -170,43 +177,51 @@ export async function withCheckedEntry<T>(
  * the name, both through the directory opened without following links; missing directories are created the same way.
  * An existing file keeps its permissions; a directory, FIFO, socket or device at the name is refused. With `durable`,
  * the temp file is flushed to disk before the rename and the directory after it, so the new content survives a
- * power loss or kernel crash once the promise resolves.
+ * power loss or kernel crash once the promise resolves. A `guard` is applied to the directory written in (see
+ * {@link inParent}).
  */
 export function writeAtomically(
   root: string,
   absPath: string,
   bytes: Uint8Array | readonly Uint8Array[],
   requested: string,
-  options: { durable?: boolean } = {},
+  options: { durable?: boolean; guard?: WriteGuard | undefined } = {},
 ): Promise<void> {
-  return inParent(root, absPath, requested, true, async (dir, name) => {
-    const existing = await dir.lstat(name);
-    if (existing?.isDirectory()) {
-      throw new HarnessError('invalid-input', `"${requested}" is a directory; choose a file name inside it.`);
-    }
-    if (existing && !existing.isFile()) throw notRegularFile(requested, 'writing to');
-    const temporary = `.${name}.${crypto.randomUUID().slice(0, 8)}.tmp`;
-    let created = false;
-    try {
-      const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
-      const fd = await dir.openFile(temporary, flags, 0o666);
-      created = true;
-      try {
-        await writeChunks(fd, Array.isArray(bytes) ? (bytes as readonly Uint8Array[]) : [bytes as Uint8Array]);
-        // Overwriting keeps the file's permissions (an executable script stays executable).
-        if (existing) await fchmodFd(fd, existing.mode & 0o7777);
-        if (options.durable) await fsyncFd(fd);
-      } finally {
-        await closeFd(fd);
+  return inParent(
+    root,
+    absPath,
+    requested,
+    true,
+    async (dir, name) => {
+      const existing = await dir.lstat(name);
+      if (existing?.isDirectory()) {
+        throw new HarnessError('invalid-input', `"${requested}" is a directory; choose a file name inside it.`);
       }
-      await dir.rename(temporary, name);
-      if (options.durable) await syncDirectory(dir.readPath);
-    } catch (error) {
-      // Only the temp file this call created, and only while its directory is still inside the workspace.
-      if (created) await dir.unlinkIfInside(temporary);
-      throw fileError(error, requested);
-    }
-  });
+      if (existing && !existing.isFile()) throw notRegularFile(requested, 'writing to');
+      const temporary = `.${name}.${crypto.randomUUID().slice(0, 8)}.tmp`;
+      let created = false;
+      try {
+        const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
+        const fd = await dir.openFile(temporary, flags, 0o666);
+        created = true;
+        try {
+          await writeChunks(fd, Array.isArray(bytes) ? (bytes as readonly Uint8Array[]) : [bytes as Uint8Array]);
+          // Overwriting keeps the file's permissions (an executable script stays executable).
+          if (existing) await fchmodFd(fd, existing.mode & 0o7777);
+          if (options.durable) await fsyncFd(fd);
+        } finally {
+          await closeFd(fd);
+        }
+        await dir.rename(temporary, name);
+        if (options.durable) await syncDirectory(dir.readPath);
+      } catch (error) {
+        // Only the temp file this call created, and only while its directory is still inside the workspace.
+        if (created) await dir.unlinkIfInside(temporary);
+        throw fileError(error, requested);
+      }
+    },
+    options.guard,
+  );
 }
 
 /** Writes `chunks` one after the other at the file's position, however the system splits the writes. */
@@ -240,26 +255,39 @@ async function syncDirectory(readPath: string): Promise<void> {
 
 /**
  * Opens `absPath` (inside `root`) for appending, creating it and its directories when missing. Refuses a link, a
- * directory, FIFO, socket or device, and a file with other hard links (an append would change them too).
+ * directory, FIFO, socket or device, and a file with other hard links (an append would change them too). A `guard`
+ * is applied to the directory the file is opened in (see {@link inParent}).
  * @returns the open descriptor and the file's stats at opening; the caller closes it
  */
-export function openForAppend(root: string, absPath: string, requested: string): Promise<{ fd: number; stats: Stats }> {
-  return inParent(root, absPath, requested, true, async (dir, name) => {
-    const existing = await dir.lstat(name);
-    if (existing) refuseUnlessAppendable(existing, requested);
-    const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT;
-    const fd = await dir.openFile(name, flags, 0o666).catch((error: unknown) => {
-      throw errnoCode(error) === 'ENXIO' ? notRegularFile(requested, 'appending to') : error;
-    });
-    try {
-      const stats = await fstatFd(fd);
-      refuseUnlessAppendable(stats, requested);
-      return { fd, stats };
-    } catch (error) {
-      await closeFd(fd);
-      throw error;
-    }
-  });
+export function openForAppend(
+  root: string,
+  absPath: string,
+  requested: string,
+  guard?: WriteGuard,
+): Promise<{ fd: number; stats: Stats }> {
+  return inParent(
+    root,
+    absPath,
+    requested,
+    true,
+    async (dir, name) => {
+      const existing = await dir.lstat(name);
+      if (existing) refuseUnlessAppendable(existing, requested);
+      const flags = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT;
+      const fd = await dir.openFile(name, flags, 0o666).catch((error: unknown) => {
+        throw errnoCode(error) === 'ENXIO' ? notRegularFile(requested, 'appending to') : error;
+      });
+      try {
+        const stats = await fstatFd(fd);
+        refuseUnlessAppendable(stats, requested);
+        return { fd, stats };
+      } catch (error) {
+        await closeFd(fd);
+        throw error;
+      }
+    },
+    guard,
+  );
 }
 
 /** Refuses what an append must not write to: see {@link openForAppend}. */

@@ -3,7 +3,7 @@
  * @module
  */
 import { HarnessError } from '../errors.js';
-import type { AppendResult, ArtifactRecord, Workspace, WriteOrigin } from './types.js';
+import type { AppendResult, ArtifactRecord, Workspace, WriteOptions, WriteOrigin } from './types.js';
 
 /**
  * How long {@link SealableWorkspace.seal} waits for writes that began before the run ended. Local writes take
@@ -32,6 +32,10 @@ export class SealableWorkspace implements Workspace {
     return this.#inner.root;
   }
 
+  get guardsWrites(): boolean {
+    return this.#inner.guardsWrites === true;
+  }
+
   /** Refuses every later write and waits (bounded) for the writes already under way, so none lands afterwards. */
   async seal(): Promise<void> {
     this.#sealed = true;
@@ -54,16 +58,26 @@ export class SealableWorkspace implements Workspace {
     return this.#inner.readFile(requested);
   }
 
-  writeFile(requested: string, data: string | Uint8Array, origin: WriteOrigin): Promise<ArtifactRecord> {
-    return this.#write(requested, () => this.#inner.writeFile(requested, data, origin));
+  writeFile(
+    requested: string,
+    data: string | Uint8Array,
+    origin: WriteOrigin,
+    options?: WriteOptions,
+  ): Promise<ArtifactRecord> {
+    return this.#write(requested, () => this.#inner.writeFile(requested, data, origin, options));
   }
 
-  appendFile(requested: string, data: string | Uint8Array, origin: WriteOrigin): Promise<AppendResult> {
-    return this.#write(requested, () => this.#inner.appendFile(requested, data, origin));
+  appendFile(
+    requested: string,
+    data: string | Uint8Array,
+    origin: WriteOrigin,
+    options?: WriteOptions,
+  ): Promise<AppendResult> {
+    return this.#write(requested, () => this.#inner.appendFile(requested, data, origin, options));
   }
 
-  copyIn(source: string, destination: string, origin?: WriteOrigin): Promise<string> {
-    return this.#write(destination, () => this.#inner.copyIn(source, destination, origin));
+  copyIn(source: string, destination: string, origin?: WriteOrigin, options?: WriteOptions): Promise<string> {
+    return this.#write(destination, () => this.#inner.copyIn(source, destination, origin, options));
   }
 
   recordArtifact(requested: string, origin: WriteOrigin): Promise<ArtifactRecord | undefined> {

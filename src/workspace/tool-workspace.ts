@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { HarnessError } from '../errors.js';
-import type { AppendResult, ArtifactRecord, Workspace, WriteOrigin } from './types.js';
+import type { AppendResult, ArtifactRecord, Workspace, WriteGuard, WriteOptions, WriteOrigin } from './types.js';
 
 /** The harness's own folder in every workspace: snapshots, the lock, saved answers and outputs, the task state. */
 export const HARNESS_STATE_DIR = '.harness';
@@ -15,6 +15,11 @@ export const HARNESS_STATE_DIR = '.harness';
  * steered by injected text cannot forge the run's snapshot — a resumed managed run would otherwise take forged
  * records as audited — or replace the lock, answers or task state. The sandbox mounts the folder read-only for the
  * same reason.
+ *
+ * The check travels with the write as its guard: a workspace that guards writes (`LocalWorkspace`) applies it to
+ * the path it resolves and to the very directory it then writes through, so code swapping a directory for a link to
+ * `.harness/` meanwhile cannot move the write there. On a workspace that does not, the path is checked beforehand,
+ * which such a swap can race.
  * @internal
  */
 export class ToolWorkspace implements Workspace {
@@ -28,15 +33,17 @@ export class ToolWorkspace implements Workspace {
     return this.#inner.root;
   }
 
+  get guardsWrites(): boolean {
+    return this.#inner.guardsWrites === true;
+  }
+
+  /**
+   * Resolves a path; for writing, refuses one under `.harness/`. A tool that writes by the absolute path returned
+   * (rather than through `writeFile`) writes where that path leads at the time, after the check.
+   */
   async resolve(requested: string, intent: 'read' | 'write'): Promise<string> {
     const absolute = await this.#inner.resolve(requested, intent);
-    if (intent === 'write' && isHarnessState(this.#inner.root, absolute)) {
-      throw new HarnessError(
-        'path-outside-workspace',
-        `"${requested}" is inside ${HARNESS_STATE_DIR}/, the harness's own state (snapshots, saved outputs, the task ` +
-          'state); tools can read it but not write there. Write your file elsewhere in the workspace.',
-      );
-    }
+    if (intent === 'write') this.#guard(requested)(absolute);
     return absolute;
   }
 
@@ -44,19 +51,31 @@ export class ToolWorkspace implements Workspace {
     return this.#inner.readFile(requested);
   }
 
-  async writeFile(requested: string, data: string | Uint8Array, origin: WriteOrigin): Promise<ArtifactRecord> {
-    await this.resolve(requested, 'write');
-    return this.#inner.writeFile(requested, data, origin);
+  async writeFile(
+    requested: string,
+    data: string | Uint8Array,
+    origin: WriteOrigin,
+    options?: WriteOptions,
+  ): Promise<ArtifactRecord> {
+    return this.#inner.writeFile(requested, data, origin, await this.#guarded(requested, options));
   }
 
-  async appendFile(requested: string, data: string | Uint8Array, origin: WriteOrigin): Promise<AppendResult> {
-    await this.resolve(requested, 'write');
-    return this.#inner.appendFile(requested, data, origin);
+  async appendFile(
+    requested: string,
+    data: string | Uint8Array,
+    origin: WriteOrigin,
+    options?: WriteOptions,
+  ): Promise<AppendResult> {
+    return this.#inner.appendFile(requested, data, origin, await this.#guarded(requested, options));
   }
 
-  async copyIn(sourceAbsolutePath: string, destination: string, origin?: WriteOrigin): Promise<string> {
-    await this.resolve(destination, 'write');
-    return this.#inner.copyIn(sourceAbsolutePath, destination, origin);
+  async copyIn(
+    sourceAbsolutePath: string,
+    destination: string,
+    origin?: WriteOrigin,
+    options?: WriteOptions,
+  ): Promise<string> {
+    return this.#inner.copyIn(sourceAbsolutePath, destination, origin, await this.#guarded(destination, options));
   }
 
   recordArtifact(requested: string, origin: WriteOrigin): Promise<ArtifactRecord | undefined> {
@@ -73,6 +92,33 @@ export class ToolWorkspace implements Workspace {
 
   preview(requested: string, options?: { maxChars?: number }): Promise<string> {
     return this.#inner.preview(requested, options);
+  }
+
+  /** The write's options with this view's guard added; checked beforehand when the inner workspace cannot. */
+  async #guarded(requested: string, options: WriteOptions | undefined): Promise<WriteOptions> {
+    const own = this.#guard(requested);
+    const outer = options?.guard;
+    const guard: WriteGuard = outer
+      ? (absolute) => {
+          own(absolute);
+          outer(absolute);
+        }
+      : own;
+    if (!this.guardsWrites) guard(await this.#inner.resolve(requested, 'write'));
+    return { ...options, guard };
+  }
+
+  /** Refuses an absolute path under `.harness/` of this workspace, naming `requested`. */
+  #guard(requested: string): WriteGuard {
+    const root = this.#inner.root;
+    return (absolute) => {
+      if (!isHarnessState(root, absolute)) return;
+      throw new HarnessError(
+        'path-outside-workspace',
+        `"${requested}" is inside (or leads into) ${HARNESS_STATE_DIR}/, the harness's own state (snapshots, saved outputs, the task ` +
+          'state); tools can read it but not write there. Write your file elsewhere in the workspace.',
+      );
+    };
   }
 }
 

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { StoreCheckpointer } from '../../src/durability/checkpointer.js';
 import type { RunSnapshot, RunStore } from '../../src/durability/types.js';
 import { LIBRARY_VERSION } from '../../src/durability/version.js';
@@ -23,7 +23,20 @@ class SlowStore implements RunStore {
   delete = async () => undefined;
 }
 
-function checkpointer(store: RunStore, warnings: string[] = []) {
+/** A store whose saves never settle until `release` is called. */
+class HeldStore extends SlowStore {
+  held = 0;
+  #releases: Array<(value: unknown) => void> = [];
+  override save(runId: string, snapshot: RunSnapshot): Promise<void> {
+    this.held += 1;
+    return new Promise((resolve) => this.#releases.push(resolve)).then(() => super.save(runId, snapshot));
+  }
+  release(): void {
+    for (const release of this.#releases.splice(0)) release(undefined);
+  }
+}
+
+function checkpointer(store: RunStore, warnings: string[] = [], timeoutMs = 5_000) {
   let seq = 0;
   return {
     bump: () => {
@@ -40,6 +53,7 @@ function checkpointer(store: RunStore, warnings: string[] = []) {
       now: () => 42,
       seq: () => seq,
       warn: (message) => warnings.push(message),
+      timeoutMs,
     }),
   };
 }
@@ -109,5 +123,62 @@ describe('StoreCheckpointer', () => {
     store.fail = true;
     await expect(c.finish({ status: 'failed' })).resolves.toBeUndefined();
     expect(warnings).toHaveLength(1);
+  });
+});
+
+describe('StoreCheckpointer with a store that does not answer (issue 22)', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('fails a save that has not settled within the store timeout, and every later one, naming storeTimeoutMs', async () => {
+    vi.useFakeTimers();
+    const store = new HeldStore();
+    const { checkpointer: c } = checkpointer(store, [], 1_000);
+    const first = c.save({ state: 1, used: { iterations: 0, elapsedMs: 0 } });
+    const second = c.save({ state: 2, used: { iterations: 0, elapsedMs: 0 } });
+    const failures = Promise.allSettled([first, second]);
+    await vi.advanceTimersByTimeAsync(1_000);
+    const [one, two] = await failures;
+    expect(one).toMatchObject({ status: 'rejected', reason: { code: 'store-failed' } });
+    expect((one as PromiseRejectedResult).reason.message).toContain('within storeTimeoutMs (1000 ms)');
+    expect(two).toMatchObject({ status: 'rejected', reason: { code: 'store-failed' } });
+    await expect(c.idle()).resolves.toBeUndefined();
+    // The late answer of the given-up save changes nothing, and the collapsed one is never written.
+    store.release();
+    await vi.advanceTimersByTimeAsync(10);
+    expect(store.held).toBe(1);
+  });
+
+  it('gives up on the save in flight when the run stops, and refuses the finished snapshot after it', async () => {
+    const store = new HeldStore();
+    const warnings: string[] = [];
+    const { checkpointer: c } = checkpointer(store, warnings);
+    const stop = new AbortController();
+    c.stopOn(stop.signal);
+    const saving = c.save({ state: 1, used: { iterations: 0, elapsedMs: 0 } });
+    const waiting = c.save({ state: 2, used: { iterations: 0, elapsedMs: 0 } });
+    await vi.waitFor(() => expect(store.held).toBe(1));
+    stop.abort(new Error('The run exceeded limits.timeoutMs (300 ms).'));
+    await expect(waiting).rejects.toMatchObject({ code: 'store-failed' });
+    await expect(saving).rejects.toMatchObject({
+      code: 'store-failed',
+      message: expect.stringContaining('when the run stopped (The run exceeded limits.timeoutMs (300 ms).)'),
+    });
+    await expect(c.idle()).resolves.toBeUndefined();
+    await c.finish({ status: 'timeout' });
+    expect(warnings).toHaveLength(1);
+    expect(store.held).toBe(1);
+  });
+
+  it('saves the finished snapshot of a stopped run when no save was in flight', async () => {
+    const store = new SlowStore();
+    const { checkpointer: c } = checkpointer(store);
+    const stop = new AbortController();
+    c.stopOn(stop.signal);
+    await c.save({ state: 'last', used: { iterations: 1, elapsedMs: 0 } });
+    stop.abort();
+    await c.finish({ status: 'timeout' });
+    expect(store.saved.at(-1)).toMatchObject({ status: 'finished', result: { status: 'timeout' } });
   });
 });

@@ -34,6 +34,8 @@ export async function runManagedMode(init: ModeRunInit): Promise<RunResult> {
   const startedAt = init.now();
   // One deadline across resumes: the time used before the stop counts against limits.timeoutMs.
   const control = new RunControl(o.limits, init.resume?.used.elapsedMs ?? 0);
+  // A save in flight when the run stops (abort, close, time limit) must not hold it: the store may never answer.
+  init.checkpointer?.stopOn?.(control.controller.signal);
   const memory = o.components.memory ?? new MemoryManager(o.memory);
   // The pipeline's report counters, folded inside the loop (limits.maxCost reads them); a resumed run goes on with
   // those of its snapshot.

@@ -77,6 +77,8 @@ export class PipelineRun implements StageContext {
       init.numbering,
     );
     this.control = new RunControl(this.o.limits, this.elapsedBefore);
+    // A save in flight when the run stops (abort, close, time limit) must not hold it: the store may never answer.
+    init.checkpointer?.stopOn?.(this.control.controller.signal);
     this.loops = new LoopResumer(saved?.loops ?? [], (loop) => this.store(loop.purpose), this.o.durability);
     this.roles = new RoleWiring(this.o, {
       runId: init.runId,
@@ -300,6 +302,8 @@ export class PipelineRun implements StageContext {
         ...(loops.length ? { loops } : {}),
       });
     } catch (error) {
+      // A save given up on because the run stopped: the stop (abort, time limit) is what ended the run.
+      if (this.control.stopped) throw this.control.asStop(error, stage);
       this.storeFailure ??= toHarnessError(error);
       throw new StopRun('error', errorOf(this.storeFailure), stage);
     }
@@ -332,8 +336,10 @@ export class PipelineRun implements StageContext {
       tally: this.s.tally,
       wallTimeMs: this.elapsedMs(),
     });
-    // An aborted run, or one whose store failed, keeps its last good snapshot: resume() goes on from there.
-    if (result.status !== 'aborted' && !this.storeFailure) await this.init.checkpointer?.finish(result);
+    // An aborted run, or one ended by its store's failure, keeps its last good snapshot: resume() goes on from there.
+    // A store that failed behind the run after its last step refuses the finished snapshot, which warns about it.
+    if (result.status !== 'aborted' && result.error?.code !== 'store-failed')
+      await this.init.checkpointer?.finish(result);
     else await this.init.checkpointer?.idle();
     await this.init.endWorkspace?.(result.status);
     this.emit({ type: 'run-finish', runId: this.init.runId, result });

@@ -219,6 +219,19 @@ export const HarnessOptionsSchema = z.strictObject({
    * `'sync'`. @defaultValue 'async'
    */
   durability: z.enum(['sync', 'async']).default('async'),
+  /**
+   * How long one operation of the store (a snapshot save, a load at resume) may take, in milliseconds. One that has
+   * not settled by then counts as failed: the run ends with `store-failed` (its last good snapshot stays), and
+   * `resume()` rejects with it. Every store operation also ends when the run stops (abort, `harness.close()`,
+   * `limits.timeoutMs`), so a store that stops answering never holds a run past its limits (see docs/durability.md).
+   * @defaultValue `DEFAULTS.storeTimeoutMs` (30 000)
+   */
+  storeTimeoutMs: z
+    .number()
+    .int()
+    .positive()
+    .max(2 ** 31 - 1)
+    .default(DEFAULTS.storeTimeoutMs),
   now: z.custom<() => number>(isFn, 'must be a function returning milliseconds').optional(),
   generateId: z.custom<() => string>(isFn, 'must be a function returning a string').optional(),
 });
