@@ -53,7 +53,8 @@ export interface Defect {
 
 /**
  * One verification pass. `unverified` means the verifier gave no usable judgement: its reply stayed malformed, or it
- * failed the deliverable without naming a defect; the harness does not repair an unverified deliverable.
+ * failed the deliverable without naming a defect, also when asked again in a fresh request; the harness does not
+ * repair an unverified deliverable, and a run whose last verdict is `unverified` ends with that status.
  */
 export interface Verdict {
   attempt: number;
@@ -136,7 +137,10 @@ export interface RunReport {
   /** null when verification was off or never reached. */
   firstPassVerified: boolean | null;
   repairs: number;
-  /** null when no repair ran. */
+  /**
+   * Whether the verdict after the last repair passed; null when no repair ran, or when no usable verdict followed it
+   * (the run is then `unverified`).
+   */
   repairRecovered: boolean | null;
   truncations: number;
   compressions: number;

@@ -38,6 +38,7 @@ async function verifyOnce(run: StageContext, verifier: VerifierLike, attempt: nu
     type: 'verify-finish',
     runId: run.runId,
     attempt,
+    status: verdict.status,
     passed: verdict.passed,
     verdict,
     defects: verdict.defects,
