@@ -167,6 +167,7 @@ export class Verifier implements VerifierLike {
       delivered,
       attached: await collectPreviews(workspace, input.attachments ?? [], this.settings.previewChars),
       subtaskAnswers: input.subtaskAnswers ?? [],
+      interrupted: input.deliverable.interruptedCalls ?? [],
       images: await collectImages(
         workspace,
         delivered.filter((file) => !file.missing).map((file) => file.path),

@@ -184,6 +184,9 @@ async function runSubtask(
       run.budget.release(iterations);
     }
     progress.triedFiles.push(...result.files);
+    if (result.interruptedCalls?.length) {
+      progress.interruptedCalls = [...(progress.interruptedCalls ?? []), ...result.interruptedCalls];
+    }
     if (result.answer.trim()) progress.lastAnswer = result.answer;
     if (result.status === 'completed') break;
     progress.previousError = result.error?.message ?? `the attempt ended with status ${result.status}`;
@@ -208,6 +211,7 @@ async function runSubtask(
     files,
     ...(answerFile ? { answerFile } : {}),
     ...(error ? { error } : {}),
+    ...(progress.interruptedCalls?.length ? { interruptedCalls: [...progress.interruptedCalls] } : {}),
   };
   return { record, lastError: result?.error };
 }
