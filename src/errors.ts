@@ -55,6 +55,11 @@ export type HarnessErrorCode =
   | 'budget-exhausted'
   /** The deliverable still had defects after the last repair. */
   | 'verification-failed'
+  /**
+   * No usable verdict could be obtained (the verify reply stayed malformed, or failed the deliverable without naming a
+   * defect, also in a fresh call): the run ends `unverified`, its deliverable kept but unchecked.
+   */
+  | 'verification-unavailable'
   /** The next model call would take the run's cost past `limits.maxCost`. */
   | 'cost-limit'
   /** A run store could not save or load a snapshot (disk full, permission, connection); the last good one is intact. */

@@ -179,9 +179,14 @@ export type SynthesisFinishEvent = EventBase & {
   deliverable: Deliverable;
   status: 'completed' | 'failed';
 };
+/**
+ * A verification ended. `status` is the verdict's: `unverified` means no usable verdict could be obtained (the run then
+ * ends `unverified`, never `succeeded`); `passed` is true only for `passed`.
+ */
 export type VerifyFinishEvent = EventBase & {
   type: 'verify-finish';
   attempt: number;
+  status: Verdict['status'];
   passed: boolean;
   verdict: Verdict;
   defects: Defect[];

@@ -71,6 +71,7 @@ export type {
   Checkpoint,
   Defect,
   Deliverable,
+  InterruptedCall,
   PlannedSubtask,
   PurposeUsage,
   ResumeCounts,

@@ -26,6 +26,11 @@ export const EXIT_CODES = {
   failed: 1,
   /** Bad usage: an unknown option, a missing task, conflicting flags, no API key, a missing attachment. */
   usage: 2,
+  /**
+   * The run ended with a deliverable (kept) that no verifier could judge: no usable verdict came, also in a fresh
+   * request. Nothing says it meets the request.
+   */
+  unverified: 3,
   /** The run was aborted (Ctrl-C / SIGINT); 128 + SIGINT's number, as shells report it. */
   aborted: 130,
 } as const;

@@ -92,7 +92,10 @@ export class ProgressPrinter implements RunReporter {
         this.line(`🧩 synthesis ${event.status}: files ${event.deliverable.files.join(', ') || '(none)'}`);
         return;
       case 'verify-finish':
-        this.line(`🔍 verification ${event.attempt}: ${event.verdict.status}`);
+        this.line(
+          `🔍 verification ${event.attempt}: ${event.verdict.status}` +
+            (event.verdict.reason ? ` (${preview(event.verdict.reason, ANSWER_PREVIEW_CHARS)})` : ''),
+        );
         for (const defect of event.defects) this.line(`   - ${defect.description}`);
         return;
       case 'repair-start':
@@ -118,6 +121,8 @@ export class ProgressPrinter implements RunReporter {
   finish(result: RunResult): void {
     this.line('');
     this.line(`■ ${result.status}${result.error ? `: ${result.error.message}` : ''}`);
+    if (result.status === 'unverified')
+      this.line('⚠ NOT VERIFIED: nothing checked this deliverable against the request.');
     if (result.deliverable.answer) {
       this.line('Answer:');
       for (const answerLine of result.deliverable.answer.split('\n')) this.line(`  ${answerLine}`);
@@ -179,7 +184,12 @@ function reportSummary({ report }: RunResult): string {
     `${report.subtasks} subtasks`,
   ];
   if (report.firstPassVerified !== null) parts.push(`first-pass verified: ${report.firstPassVerified ? 'yes' : 'no'}`);
-  if (report.repairs > 0) parts.push(`repairs: ${report.repairs}${report.repairRecovered ? ' (recovered)' : ''}`);
+  if (report.repairs > 0) parts.push(`repairs: ${report.repairs} (${recovery(report.repairRecovered)})`);
   parts.push(`${(report.wallTimeMs / 1000).toFixed(1)} s`);
   return parts.join(', ');
+}
+
+function recovery(recovered: boolean | null): string {
+  if (recovered === null) return 'no verdict after the last repair';
+  return recovered ? 'recovered' : 'not recovered';
 }

@@ -81,6 +81,8 @@ export function exitCodeOf(result: RunResult): number {
       return EXIT_CODES.succeeded;
     case 'aborted':
       return EXIT_CODES.aborted;
+    case 'unverified':
+      return EXIT_CODES.unverified;
     default:
       return EXIT_CODES.failed;
   }

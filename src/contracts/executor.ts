@@ -7,6 +7,7 @@ import type { LoopCheckpoint } from '../durability/types.js';
 import type { HarnessErrorCode } from '../errors.js';
 import type { DataMark } from '../prompts/datamark.js';
 import type { Workspace } from '../workspace/types.js';
+import type { InterruptedCall } from './work.js';
 
 /** One executor loop to run. */
 export interface ExecutorRunInput {
@@ -73,6 +74,11 @@ export interface ExecutorResult {
   usage: Usage;
   /** Largest request sent, in tokens as the memory counts them. */
   peakRequestTokens: number;
+  /**
+   * Calls of tools that are not read-only which a crash interrupted and this loop, resumed, answered as interrupted
+   * instead of running them again; absent when there was none.
+   */
+  interruptedCalls?: InterruptedCall[];
   error?: { code: HarnessErrorCode; message: string };
 }
 

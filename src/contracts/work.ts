@@ -31,10 +31,31 @@ export interface PlannedSubtask {
   dependsOn?: number[];
 }
 
+/**
+ * A call of a tool that is not read-only which a crash or restart interrupted while it ran. A resumed run never runs it
+ * again (its side effect may have happened, or only half): the model is told, and the call is recorded so that
+ * verification checks whether its work is there.
+ */
+export interface InterruptedCall {
+  /** The loop it was made in: `subtask-1`, `subtask-1-attempt-2`, `synthesis`, `repair-1`, …. */
+  scope: string;
+  toolName: string;
+  /**
+   * Its arguments as the model sent them, bounded: `name=value` pairs (`path="report.md", content="…"`), each value
+   * cut to 80 characters and the whole to 300; arguments that are not a JSON object are cut to 300 characters.
+   */
+  arguments: string;
+}
+
 /** What a subtask, the synthesizer or a repair hands on: text plus workspace-relative file paths. */
 export interface Deliverable {
   answer: string;
   files: string[];
+  /**
+   * The calls a crash interrupted in the loops this deliverable was made by (its subtasks, the synthesis, the
+   * repairs), in the order they were made; absent when there was none. The verify request names each one.
+   */
+  interruptedCalls?: InterruptedCall[];
 }
 
 /** A compact checkpoint passed from one subtask to the next (never the tool trace). */
@@ -53,7 +74,8 @@ export interface Defect {
 
 /**
  * One verification pass. `unverified` means the verifier gave no usable judgement: its reply stayed malformed, or it
- * failed the deliverable without naming a defect; the harness does not repair an unverified deliverable.
+ * failed the deliverable without naming a defect, also when asked again in a fresh request; the harness does not
+ * repair an unverified deliverable, and a run whose last verdict is `unverified` ends with that status.
  */
 export interface Verdict {
   attempt: number;
@@ -98,6 +120,8 @@ export interface SubtaskRecord extends PlannedSubtask {
    * other one had finished first, so the conflict is recorded once, on the later of the two).
    */
   writeConflicts?: WriteConflict[];
+  /** Calls of its attempts that a crash interrupted and a resumed run did not run again; absent when there was none. */
+  interruptedCalls?: InterruptedCall[];
 }
 
 /** Model calls and tokens of one purpose. */
@@ -138,7 +162,10 @@ export interface RunReport {
   /** null when verification was off or never reached. */
   firstPassVerified: boolean | null;
   repairs: number;
-  /** null when no repair ran. */
+  /**
+   * Whether the verdict after the last repair passed; null when no repair ran, or when no usable verdict followed it
+   * (the run is then `unverified`).
+   */
   repairRecovered: boolean | null;
   truncations: number;
   compressions: number;

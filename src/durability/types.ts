@@ -5,6 +5,7 @@
  * @module
  */
 import type { ContentPart, Message, Usage } from '../backend/types.js';
+import type { InterruptedCall } from '../contracts/work.js';
 
 /**
  * Where a run's snapshots are kept: the file store in the run's workspace by default, Redis with
@@ -113,6 +114,8 @@ export interface LoopCheckpoint {
   invalid: { key: string | null; count: number };
   /** The tool calls of the dialogue's last assistant reply that have no observation in `dialogue` yet. */
   toolCalls: ToolCallJournal[];
+  /** Calls an earlier resume of this loop answered as interrupted; absent when there was none. */
+  interruptedCalls?: InterruptedCall[];
 }
 
 /** Options of `harness.resume()`. */

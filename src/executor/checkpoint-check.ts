@@ -60,6 +60,7 @@ const CheckpointSchema = z.object({
   toolFiles: z.array(z.string()),
   invalid: z.object({ key: z.string().nullable(), count }),
   toolCalls: z.array(JournalSchema),
+  interruptedCalls: z.array(z.object({ scope: z.string(), toolName: z.string(), arguments: z.string() })).optional(),
 });
 
 /** The boundary id the saved system prompt names (`⟦data-<id>⟧`). */

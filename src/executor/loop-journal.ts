@@ -28,6 +28,7 @@ export function copyProgress(progress: LoopProgress): LoopProgress {
     cutOff: progress.cutOff,
     toolFiles: [...progress.toolFiles],
     invalid: { ...progress.invalid },
+    ...(progress.interruptedCalls?.length ? { interruptedCalls: [...progress.interruptedCalls] } : {}),
   };
 }
 

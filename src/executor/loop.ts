@@ -30,6 +30,7 @@ import {
   ToolJournal,
   unansweredCalls,
 } from './loop-journal.js';
+import { interruptedCallsOf } from './interrupted-calls.js';
 import { LoopModel } from './loop-model.js';
 import { SUBMIT_SPEC } from './submission.js';
 import { runToolRound, type ToolRoundHost } from './tool-round.js';
@@ -248,10 +249,11 @@ export class Loop {
     // A checkpoint saved while a reply's tools ran: that round is finished before the next model call.
     const unanswered = resumeFrom ? unansweredCalls(progress.dialogue) : [];
     if (resumeFrom && unanswered.length > 0) {
-      const submitted = await this.toolRound(
-        unanswered,
-        answersFromJournal(unanswered, resumeFrom.toolCalls, this.settings.tools),
-      );
+      const answers = answersFromJournal(unanswered, resumeFrom.toolCalls, this.settings.tools);
+      // Recorded before the round: the round's checkpoint carries them, so a later resume still knows.
+      const interrupted = interruptedCallsOf(unanswered, answers, this.input.scope);
+      if (interrupted.length) progress.interruptedCalls = [...(progress.interruptedCalls ?? []), ...interrupted];
+      const submitted = await this.toolRound(unanswered, answers);
       if (submitted) return this.submittedResult(submitted);
     }
 
@@ -400,7 +402,7 @@ export class Loop {
     files: readonly string[],
     error?: HarnessError,
   ): ExecutorResult {
-    const { iterations, usage, peakRequestTokens } = this.progress;
+    const { iterations, usage, peakRequestTokens, interruptedCalls } = this.progress;
     return {
       status,
       answer,
@@ -408,6 +410,7 @@ export class Loop {
       iterations,
       usage: { ...usage },
       peakRequestTokens,
+      ...(interruptedCalls?.length ? { interruptedCalls: [...interruptedCalls] } : {}),
       ...(error ? { error: { code: error.code, message: error.message } } : {}),
     };
   }

@@ -4,7 +4,7 @@
  */
 import type { DataMark } from '../prompts/datamark.js';
 import { boundAnswer, PASSED_ANSWER_CHARS } from './answers.js';
-import type { Checkpoint, Deliverable, SubtaskRecord } from '../contracts/work.js';
+import type { Checkpoint, Deliverable, InterruptedCall, SubtaskRecord } from '../contracts/work.js';
 
 /** The checkpoint a subtask hands on: its answer (bounded to `maxChars`) and file handles, never its tool trace. */
 export function toCheckpoint(record: SubtaskRecord, maxChars: number = PASSED_ANSWER_CHARS): Checkpoint {
@@ -50,8 +50,17 @@ export function renderDeliverable(deliverable: Deliverable, mark: DataMark): str
  */
 export function partialDeliverable(records: readonly SubtaskRecord[]): Deliverable {
   const done = records.filter((r) => r.status === 'completed');
-  return {
-    answer: done.map((r) => (done.length > 1 ? `## ${r.title}\n\n${r.answer}` : r.answer)).join('\n\n'),
-    files: [...new Set(records.flatMap((r) => r.files))],
-  };
+  return withInterruptedCalls(
+    {
+      answer: done.map((r) => (done.length > 1 ? `## ${r.title}\n\n${r.answer}` : r.answer)).join('\n\n'),
+      files: [...new Set(records.flatMap((r) => r.files))],
+    },
+    records.flatMap((r) => r.interruptedCalls ?? []),
+  );
+}
+
+/** `deliverable` naming `calls` as the calls a crash interrupted in the loops that made it (none: no such field). */
+export function withInterruptedCalls(deliverable: Deliverable, calls: readonly InterruptedCall[]): Deliverable {
+  const { interruptedCalls: _replaced, ...rest } = deliverable;
+  return calls.length ? { ...rest, interruptedCalls: [...calls] } : rest;
 }

@@ -132,12 +132,23 @@ export class RunTrace {
         );
         break;
       case 'verify-finish':
-        this.stageResult('verify', event.timestamp, {
-          [HH.attempt]: event.attempt,
-          [HH.passed]: event.passed,
-          [HH.status]: event.verdict.status,
-          [HH.defects]: event.defects.length,
-        });
+        this.stageResult(
+          'verify',
+          event.timestamp,
+          {
+            [HH.attempt]: event.attempt,
+            [HH.passed]: event.passed,
+            [HH.status]: event.verdict.status,
+            [HH.defects]: event.defects.length,
+          },
+          // A failed verdict is the stage's work done (a repair follows); no verdict at all is the stage failing.
+          event.verdict.status === 'unverified'
+            ? {
+                type: 'verification-unavailable',
+                message: event.verdict.reason ?? 'The verifier gave no usable verdict.',
+              }
+            : undefined,
+        );
         break;
       case 'repair-start':
         this.enterStage('repair', event.timestamp).span.setAttributes({

@@ -118,6 +118,8 @@ const NO_DEFECTS_REASON =
   'The verifier failed the deliverable without naming a defect, also when asked once more, ' +
   'so there is nothing to repair.';
 
+const FRESH_CALL_NOTE = 'A fresh verify request, sent after the first dialogue gave no verdict, gave none either.';
+
 /** Characters of a provider's rejection quoted in the text-only request. */
 const REJECTION_CHARS = 200;
 
@@ -127,7 +129,8 @@ const REJECTION_CHARS = 200;
  * rendered pages of PDFs and office documents, or the images embedded in a PPTX or DOCX that could not be rendered).
  * A delivered path that does not exist is a defect found without asking the model. The request shrinks until it fits
  * the backend's window. A reply that stays malformed after one re-ask, or that fails the deliverable without naming a
- * defect even when asked once more, gives the verdict `unverified` (unless missing files already make it `failed`).
+ * defect even when asked once more, is asked again in a fresh request (the same way); when that gives no verdict
+ * either, the verdict is `unverified` (unless missing files already make it `failed`), and `reason` says why.
  *
  * @example
  * ```ts
@@ -179,6 +182,7 @@ export class Verifier implements VerifierLike {
       delivered,
       attached: await collectPreviews(workspace, input.attachments ?? [], this.settings.previewChars),
       subtaskAnswers: input.subtaskAnswers ?? [],
+      interrupted: input.deliverable.interruptedCalls ?? [],
       images: await collectImages(
         workspace,
         delivered.filter((file) => !file.missing).map((file) => file.path),
@@ -204,7 +208,8 @@ export class Verifier implements VerifierLike {
       signal: input.signal,
       ...this.options.call,
     };
-    // With missing files the model's "failed" is explained already; only an unexplained one is re-asked.
+    // With missing files the verdict is `failed` whatever the model says: its "failed" is explained already, and a
+    // reply it cannot give is not asked for again.
     const { judgement, request } = await this.judgeFitting(material, context, missing.length === 0);
     const images = { imagesSeen: request.sent.length, imagesSkipped: request.notSeen.length };
     if (images.imagesSkipped) this.warnImagesNotSeen(request, runId, scope);
@@ -230,7 +235,7 @@ export class Verifier implements VerifierLike {
   private async judgeFitting(
     material: VerifyMaterial,
     context: ModelCallContext,
-    reaskEmpty: boolean,
+    unexplained: boolean,
   ): Promise<{ judgement: Judgement; request: BuiltVerifyRequest }> {
     const { backend } = this.options;
     let withheld = backend.supportsImages === false ? 'the verify backend does not accept images' : undefined;
@@ -257,14 +262,14 @@ export class Verifier implements VerifierLike {
       send: async (messages, detail) => {
         const request = built.get(messages) as BuiltVerifyRequest;
         try {
-          return { judgement: await this.judge(context, messages, reaskEmpty), request };
+          return { judgement: await this.judgeAfresh(context, messages, unexplained), request };
         } catch (error) {
           if (!request.sent.length || !HarnessError.isInstance(error) || error.code !== 'bad-request') throw error;
           const why = error.message.split('\n')[0]?.slice(0, REJECTION_CHARS);
           withheld = `the verify backend rejected the request with images (${why}), so it was sent as text only`;
           const textOnlyRequest = build(detail);
           return {
-            judgement: await this.judge(context, textOnlyRequest.messages, reaskEmpty),
+            judgement: await this.judgeAfresh(context, textOnlyRequest.messages, unexplained),
             request: textOnlyRequest,
           };
         }
@@ -272,11 +277,24 @@ export class Verifier implements VerifierLike {
     });
   }
 
+  /**
+   * Asks for the verdict; when that gives none and the verdict rests on the model alone (`unexplained`: no missing file
+   * makes it `failed` already), asks once more in a fresh request (the same messages, without the replies that could
+   * not be used), since a dialogue that went wrong tends to stay wrong.
+   */
+  private async judgeAfresh(context: ModelCallContext, messages: Message[], unexplained: boolean): Promise<Judgement> {
+    const first = await this.judge(context, messages, unexplained);
+    if (first.ok || !unexplained) return first;
+    const fresh = await this.judge(context, messages, unexplained);
+    if (fresh.ok) return fresh;
+    return { ok: false, reason: `${fresh.reason} ${FRESH_CALL_NOTE}` };
+  }
+
   /** Asks for the verdict (re-asked once when malformed, and once when it fails the deliverable naming no defect). */
-  private async judge(context: ModelCallContext, messages: Message[], reaskEmpty: boolean): Promise<Judgement> {
+  private async judge(context: ModelCallContext, messages: Message[], unexplained: boolean): Promise<Judgement> {
     const reply = await askJson(context, messages, VerdictReplySchema);
     if (!reply.ok) return { ok: false, reason: `The verify reply stayed malformed after one re-ask: ${reply.error}` };
-    if (reply.value.passed || reply.value.defects.length || !reaskEmpty) return { ok: true, reply: reply.value };
+    if (reply.value.passed || reply.value.defects.length || !unexplained) return { ok: true, reply: reply.value };
     const again = await callModel(context, {
       messages: [
         ...messages,

@@ -113,6 +113,22 @@ describe('horizon-harness run', () => {
     expect(await readFile(path.join(workspace, 'attachments/b.txt'), 'utf8')).toBe('B');
   });
 
+  it('exits 3 and says the deliverable is not verified when no usable verdict comes, also in a fresh call', async () => {
+    const agent = helloAgent();
+    const { flags, workspace } = await againstFake((body) => {
+      const system = String(((body.messages ?? []) as Array<{ content?: unknown }>)[0]?.content ?? '');
+      const verifying = !(Array.isArray(body.tools) && body.tools.length) && !system.includes('"subtasks"');
+      return verifying ? { text: ['Looks fine to me.'], finish: 'stop', usage: { input: 1, output: 1 } } : agent(body);
+    });
+    const { code, stdout } = await cli(['run', 'Write hello.md', ...flags]);
+    expect(code).toBe(3);
+    expect(stdout).toContain('🔍 verification 1: unverified (');
+    expect(stdout).toContain('■ unverified: No usable verdict');
+    expect(stdout).toContain('NOT VERIFIED');
+    // The deliverable is kept and shown.
+    expect(stdout).toContain(path.join(workspace, 'hello.md'));
+  });
+
   it('exits 1 when the run fails (the server rejects the key) and says why', async () => {
     const { flags } = await againstFake(() => openAIWire.authError());
     const { code, stdout } = await cli(['run', 'Write hello.md', ...flags], { env: { OPENAI_API_KEY: 'sk-wrong' } });

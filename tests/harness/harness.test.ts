@@ -211,12 +211,13 @@ describe('createHarness: malformed JSON fallbacks', () => {
   it('reports an unparseable verdict as unverified and does not repair', async () => {
     const backend = new ScriptedBackend({
       execute: [submit('done')],
-      verify: [reply('Looks fine to me.'), reply('{"passed": "yes"}')],
+      // The first request and its re-ask, then a fresh request and its re-ask.
+      verify: [reply('Looks fine to me.'), reply('{"passed": "yes"}'), reply('Fine.'), reply('{"passed": "yes"}')],
     });
     const result = await createHarness({ backend, workspace: await tempDir(), decomposition: false }).run(TASK);
     expect(result.verdicts).toMatchObject([{ attempt: 1, status: 'unverified', passed: false, defects: [] }]);
     expect(backend.callsFor('repair')).toHaveLength(0);
-    expect(result.status).toBe('succeeded');
+    expect(result.status).toBe('unverified');
     expect(result.report.firstPassVerified).toBeNull();
     expect(result.report.repairs).toBe(0);
   });

@@ -172,7 +172,8 @@ describe('createHarness: attempts and fallbacks', () => {
   it('re-asks a malformed verdict once with the validation error and reports it as unverified in verify-finish', async () => {
     const backend = new ScriptedBackend({
       execute: [submit('done')],
-      verify: [reply('{"passed": "yes"}'), reply('still not JSON')],
+      // The first request and its re-ask, then a fresh request and its re-ask.
+      verify: [reply('{"passed": "yes"}'), reply('still not JSON'), reply('{"passed": "yes"}'), reply('not JSON')],
     });
     const harness = createHarness({ backend, workspace: await tempDir(), decomposition: false });
     const events = collect(harness);

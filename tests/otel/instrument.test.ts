@@ -5,7 +5,7 @@ import type { GenerateRequest, GenerateResult } from '../../src/backend/types.js
 import { HarnessError } from '../../src/errors.js';
 import { createHarness, defineTool, type HarnessEvent } from '../../src/index.js';
 import { instrument } from '../../src/otel/index.js';
-import { ScriptedBackend, planOf, submit, toolCall, verdict } from '../../src/testing/index.js';
+import { ScriptedBackend, planOf, reply, submit, toolCall, verdict } from '../../src/testing/index.js';
 import { hang, tempDir, writeFile } from '../harness/helpers.js';
 import { everyRecordedText, inMemoryTracing, parentOf, renderTree, spanNamed, tickingClock } from './helpers.js';
 
@@ -188,6 +188,26 @@ describe('instrument: a pipeline run', () => {
         name,
       ).toBe(true);
     }
+  });
+
+  it('records a run without a usable verdict as an error of its verify span and of the run', async () => {
+    const malformed = () => reply('Looks fine.');
+    const backend = new ScriptedBackend({
+      execute: [submit('done')],
+      verify: [malformed(), malformed(), malformed(), malformed()],
+    });
+    const harness = createHarness({ backend, decomposition: false, workspace: await tempDir(), now: tickingClock() });
+    const { tracer, spans } = inMemoryTracing();
+    await traced(harness, { tracer });
+    const result = await harness.run(TASK);
+    expect(result.status).toBe('unverified');
+    const all = spans();
+    for (const name of ['verify', 'invoke_agent horizon-harness']) {
+      const span = spanNamed(all, name);
+      expect(span.status.code, name).toBe(SpanStatusCode.ERROR);
+      expect(span.attributes['error.type'], name).toBe('verification-unavailable');
+    }
+    expect(spanNamed(all, 'invoke_agent horizon-harness').attributes['horizon_harness.status']).toBe('unverified');
   });
 
   it('ends every open span of an aborted run, the hanging tool call as an error', async () => {

@@ -25,9 +25,9 @@ describe('Verifier: a failure without defects', () => {
     expect(textOf(backend.calls[1])).toContain('did not pass but listed no defects');
   });
 
-  it('is unverified when the re-ask names no defect either, with the reason', async () => {
+  it('is unverified when the re-ask names no defect either, also in a fresh request, with the reason', async () => {
     const workspace = await tempWorkspace();
-    const backend = new ScriptedBackend({ verify: [verdict(false), verdict(true)] });
+    const backend = new ScriptedBackend({ verify: [verdict(false), verdict(true), verdict(false), verdict(false)] });
     const result = await new Verifier({ backend }).verify({
       request: 'r',
       deliverable: { answer: 'x', files: [] },
@@ -35,7 +35,24 @@ describe('Verifier: a failure without defects', () => {
     });
     expect(result).toMatchObject({ status: 'unverified', passed: false, defects: [] });
     expect(result.reason).toContain('without naming a defect');
-    expect(backend.calls).toHaveLength(2);
+    expect(result.reason).toContain('A fresh verify request');
+    expect(backend.calls).toHaveLength(4);
+    // The fresh request is the first one again, without the replies that could not be used.
+    expect(backend.calls[2]?.messages).toEqual(backend.calls[0]?.messages);
+  });
+
+  it('uses the defects a fresh request names when the first dialogue named none', async () => {
+    const workspace = await tempWorkspace();
+    const backend = new ScriptedBackend({
+      verify: [verdict(false), verdict(false), verdict(false, ['The title is missing'])],
+    });
+    const result = await new Verifier({ backend }).verify({
+      request: 'r',
+      deliverable: { answer: 'x', files: [] },
+      workspace,
+    });
+    expect(result).toMatchObject({ status: 'failed', defects: [{ description: 'The title is missing' }] });
+    expect(backend.calls).toHaveLength(3);
   });
 
   it('does not re-ask when missing files explain the failure', async () => {
@@ -50,22 +67,24 @@ describe('Verifier: a failure without defects', () => {
     expect(backend.calls).toHaveLength(1);
   });
 
-  it('is not repaired by the harness', async () => {
+  it('is not repaired by the harness, and the run ends unverified', async () => {
     const backend = new ScriptedBackend({
       execute: [submit('done')],
-      verify: [verdict(false), verdict(false)],
+      verify: [verdict(false), verdict(false), verdict(false), verdict(false)],
     });
     const result = await createHarness({ backend, workspace: await tempDir(), decomposition: false }).run(
       'Write a haiku.',
     );
     expect(result.verdicts).toMatchObject([{ status: 'unverified', passed: false, defects: [] }]);
     expect(backend.callsFor('repair')).toHaveLength(0);
-    expect(result.status).toBe('succeeded');
+    expect(result.status).toBe('unverified');
   });
 
-  it('keeps malformed replies unverified after one re-ask', async () => {
+  it('keeps malformed replies unverified after one re-ask, also in a fresh request', async () => {
     const workspace = await tempWorkspace();
-    const backend = new ScriptedBackend({ verify: [reply('fine'), reply('{"passed":"yes"}')] });
+    const backend = new ScriptedBackend({
+      verify: [reply('fine'), reply('{"passed":"yes"}'), reply('fine'), reply('{"passed":"yes"}')],
+    });
     const result = await new Verifier({ backend }).verify({
       request: 'r',
       deliverable: { answer: 'x', files: [] },

@@ -43,8 +43,13 @@ export interface ConfigSummary {
   /** Tasks that triggered context compression at least once, and all compressions. */
   compressedTasks: number;
   compressions: number;
-  /** Runs that did not succeed (their partial deliverable was still judged). */
+  /**
+   * Runs that did not succeed (their partial deliverable was still judged), `unverified` ones included: their status
+   * does not claim the deliverable meets the request, so they are not counted as successes.
+   */
   failedRuns: number;
+  /** The runs of {@link ConfigSummary.failedRuns} that ended `unverified` (no usable verdict; deliverable kept). */
+  unverifiedRuns: number;
   /** Criteria left unjudged (counted as not satisfied). */
   unjudgedCriteria: number;
   slices: SliceScores;
@@ -83,6 +88,7 @@ export function summarize(configs: readonly AblationConfig[], records: readonly 
       compressedTasks: count((r) => r.run.report.compressions > 0),
       compressions: rows.reduce((s, r) => s + r.run.report.compressions, 0),
       failedRuns: count((r) => r.run.status !== 'succeeded'),
+      unverifiedRuns: count((r) => r.run.status === 'unverified'),
       unjudgedCriteria: rows.reduce(
         (s, r) => s + (r.judgement?.criteria.filter((c) => c.satisfied === null).length ?? 0),
         0,

@@ -23,7 +23,7 @@ export function renderTable(summaries: readonly ConfigSummary[]): string {
     'First-pass verified',
     'Repaired (recovered)',
     'Compressed tasks (total)',
-    'Failed runs',
+    'Failed runs (unverified)',
     'Unjudged criteria',
   ];
   const rows = summaries.map((s) => [
@@ -40,7 +40,7 @@ export function renderTable(summaries: readonly ConfigSummary[]): string {
     ratio(s.firstPassVerified, s.verified),
     `${s.repaired} (${s.recovered})`,
     `${s.compressedTasks} (${s.compressions})`,
-    String(s.failedRuns),
+    `${s.failedRuns} (${s.unverifiedRuns})`,
     String(s.unjudgedCriteria),
   ]);
   const parts = [markdownTable(header, rows)];

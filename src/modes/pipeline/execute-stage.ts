@@ -185,6 +185,9 @@ async function runSubtask(
       run.budget.release(iterations);
     }
     progress.triedFiles.push(...result.files);
+    if (result.interruptedCalls?.length) {
+      progress.interruptedCalls = [...(progress.interruptedCalls ?? []), ...result.interruptedCalls];
+    }
     if (result.answer.trim()) progress.lastAnswer = result.answer;
     if (result.status === 'completed') break;
     progress.previousError = result.error?.message ?? `the attempt ended with status ${result.status}`;
@@ -211,6 +214,7 @@ async function runSubtask(
     ...(answerFile ? { answerFile } : {}),
     ...(error ? { error } : {}),
     ...(errorCode ? { errorCode } : {}),
+    ...(progress.interruptedCalls?.length ? { interruptedCalls: [...progress.interruptedCalls] } : {}),
   };
   return { record, lastError: result?.error };
 }

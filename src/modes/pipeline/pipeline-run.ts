@@ -12,7 +12,7 @@ import type { RunSnapshot } from '../../durability/types.js';
 import { HarnessError, toHarnessError } from '../../errors.js';
 import type { ExecutorResult } from '../../contracts/executor.js';
 import { MemoryManager } from '../../memory/memory-manager.js';
-import { partialDeliverable } from '../../handoff/checkpoints.js';
+import { partialDeliverable, withInterruptedCalls } from '../../handoff/checkpoints.js';
 import { capPlan, singleSubtask } from '../../handoff/plan.js';
 import type { PlannedSubtask, RunResult, SubtaskRecord } from '../../contracts/work.js';
 import { DataMark } from '../../prompts/datamark.js';
@@ -195,9 +195,10 @@ export class PipelineRun implements StageContext {
     const records = this.s.records;
     const only = records[0];
     if (!this.o.decomposition) return this.deliverDirect(only);
+    const interrupted = records.flatMap((record) => record.interruptedCalls ?? []);
     if (records.length === 1 && only?.status === 'completed') {
       // One completed subtask already is the deliverable; a synthesis loop would only copy it.
-      this.s.deliverable = { answer: only.answer, files: [...only.files] };
+      this.s.deliverable = withInterruptedCalls({ answer: only.answer, files: [...only.files] }, interrupted);
       await this.endSynthesis('completed');
       return;
     }
@@ -222,9 +223,14 @@ export class PipelineRun implements StageContext {
     this.settle(outcome.executor, 'synthesize');
     const completed = outcome.status === 'completed';
     // A failed synthesis never replaces the candidate: its last words ("Let me draft…") are not a deliverable.
-    if (completed && (outcome.deliverable.answer.trim() || outcome.deliverable.files.length)) {
-      this.s.deliverable = outcome.deliverable;
-    }
+    const candidate =
+      completed && (outcome.deliverable.answer.trim() || outcome.deliverable.files.length)
+        ? outcome.deliverable
+        : this.s.deliverable;
+    this.s.deliverable = withInterruptedCalls(candidate, [
+      ...interrupted,
+      ...(outcome.executor.interruptedCalls ?? []),
+    ]);
     await this.endSynthesis(completed ? 'completed' : 'failed');
     this.control.check('synthesize');
     if (!completed && !this.o.verification) {
@@ -242,7 +248,8 @@ export class PipelineRun implements StageContext {
    */
   private async deliverDirect(loop: SubtaskRecord | undefined): Promise<void> {
     const completed = loop?.status === 'completed';
-    this.s.deliverable = { answer: loop?.answer ?? '', files: [...(loop?.files ?? [])] };
+    const deliverable = { answer: loop?.answer ?? '', files: [...(loop?.files ?? [])] };
+    this.s.deliverable = withInterruptedCalls(deliverable, loop?.interruptedCalls ?? []);
     await this.endSynthesis(completed ? 'completed' : 'failed');
     if (!completed && !this.o.verification) {
       const message = loop?.error ?? "The run's loop did not complete.";

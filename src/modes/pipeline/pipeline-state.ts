@@ -2,7 +2,7 @@
  * The pipeline's part of a run snapshot: where the run stands, as plain JSON.
  * @module
  */
-import type { Deliverable, PlannedSubtask, SubtaskRecord, Verdict } from '../../contracts/work.js';
+import type { Deliverable, InterruptedCall, PlannedSubtask, SubtaskRecord, Verdict } from '../../contracts/work.js';
 import type { ReportTally } from '../shared/report.js';
 
 /** A subtask being executed and what its attempts so far left. @internal */
@@ -17,6 +17,8 @@ export interface SubtaskProgress {
   triedFiles: string[];
   /** The last non-empty answer of the finished attempts. */
   lastAnswer: string;
+  /** Calls of the finished attempts that a crash interrupted (see `InterruptedCall`); absent when there was none. */
+  interruptedCalls?: InterruptedCall[];
   /**
    * Ids of the subtasks whose checkpoints are this subtask's prior state, in plan order: every subtask that had
    * finished when it started (its dependencies, and theirs, always among them). Fixed at its start, so that every

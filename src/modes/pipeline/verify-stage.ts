@@ -4,6 +4,7 @@
  * @module
  */
 import type { RepairerLike, VerifierLike } from '../../contracts/roles.js';
+import { withInterruptedCalls } from '../../handoff/checkpoints.js';
 import type { StageContext } from './stage-context.js';
 
 /** Runs verification and the repairs it calls for, from wherever the run's state says the stage is. @internal */
@@ -39,6 +40,7 @@ async function verifyOnce(run: StageContext, verifier: VerifierLike, attempt: nu
     type: 'verify-finish',
     runId: run.runId,
     attempt,
+    status: verdict.status,
     passed: verdict.passed,
     verdict,
     defects: verdict.defects,
@@ -77,8 +79,11 @@ async function repairOnce(run: StageContext, repairer: RepairerLike, attempt: nu
   );
   run.book(outcome.executor, 'repair');
   run.control.failFast(outcome.executor.error, 'repair');
-  // A failed repair leaves the deliverable as it was; its defects stay open for the next verification.
-  if (outcome.status === 'completed') run.s.deliverable = outcome.deliverable;
+  // A failed repair leaves the deliverable as it was; its defects stay open for the next verification. The calls a
+  // crash interrupted stay named either way, with the repair's own (a failed repair may have half-done one).
+  const interrupted = [...(run.s.deliverable.interruptedCalls ?? []), ...(outcome.executor.interruptedCalls ?? [])];
+  const repaired = outcome.status === 'completed' ? outcome.deliverable : run.s.deliverable;
+  run.s.deliverable = withInterruptedCalls(repaired, interrupted);
   run.s.repairing = null;
   run.s.repairs = attempt;
   run.emit({

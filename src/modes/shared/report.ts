@@ -137,7 +137,8 @@ export function reportFromTally(tally: ReportTally, facts: ReportFacts): RunRepo
   // An unparseable verdict says nothing about the deliverable, so it is neither a pass nor a fail.
   if (first && first.status !== 'unverified') report.firstPassVerified = first.passed;
   const last = facts.verdicts.at(-1);
-  if (report.repairs > 0 && last) report.repairRecovered = last.passed;
+  // After a repair, only a verdict says whether it recovered the deliverable; without one nothing is known.
+  if (report.repairs > 0 && last && last.status !== 'unverified') report.repairRecovered = last.passed;
   return report;
 }
 

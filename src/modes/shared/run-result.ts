@@ -22,7 +22,9 @@ export interface RunEndState {
 
 /**
  * The run's result: status from how it stopped and the last verdict, the deliverable (the partial one when no stage
- * produced one), every planned subtask in plan order (those never started as `skipped`) and the report.
+ * produced one), every planned subtask in plan order (those never started as `skipped`) and the report. A run that
+ * ran to its end succeeds only when its last verdict passed (or it had none: verification off); a last verdict that
+ * failed makes it `failed`, one that could not be obtained `unverified`.
  * @internal
  */
 export function assembleResult(state: RunEndState): RunResult {
@@ -34,19 +36,7 @@ export function assembleResult(state: RunEndState): RunResult {
   );
   const deliverable =
     state.deliverable.answer || state.deliverable.files.length ? state.deliverable : partialDeliverable(state.records);
-  let status: RunResult['status'] = 'succeeded';
-  let error = failure?.error;
-  if (failure) status = failure.reason === 'aborted' ? 'aborted' : failure.reason === 'timeout' ? 'timeout' : 'failed';
-  else if (verdicts.at(-1)?.status === 'failed') {
-    const last = verdicts.at(-1) as Verdict;
-    status = 'failed';
-    error = {
-      code: 'verification-failed',
-      message:
-        `The deliverable still has ${last.defects.length} defect(s) after ${verdicts.length - 1} repair(s): ` +
-        last.defects.map((d) => d.description).join(' | '),
-    };
-  }
+  const { status, error } = failure ? stoppedOutcome(failure) : verdictOutcome(verdicts);
   return {
     runId: state.runId,
     status,
@@ -57,5 +47,41 @@ export function assembleResult(state: RunEndState): RunResult {
     workspace: state.workspace,
     ...(error ? { error } : {}),
     report: reportFromTally(state.tally, { wallTimeMs: state.wallTimeMs, subtasks, verdicts }),
+  };
+}
+
+type Outcome = { status: RunResult['status']; error?: RunResult['error'] };
+
+function stoppedOutcome(failure: StopRun): Outcome {
+  const status = failure.reason === 'aborted' ? 'aborted' : failure.reason === 'timeout' ? 'timeout' : 'failed';
+  return { status, error: failure.error };
+}
+
+/** The outcome of a run that ran to its end, from its last verdict. */
+function verdictOutcome(verdicts: readonly Verdict[]): Outcome {
+  const last = verdicts.at(-1);
+  if (!last || last.status === 'passed') return { status: 'succeeded' };
+  const repairs = verdicts.length - 1;
+  if (last.status === 'failed') {
+    return {
+      status: 'failed',
+      error: {
+        code: 'verification-failed',
+        message:
+          `The deliverable still has ${last.defects.length} defect(s) after ${repairs} repair(s): ` +
+          last.defects.map((d) => d.description).join(' | '),
+      },
+    };
+  }
+  const after = repairs ? ` after ${repairs} repair(s)` : '';
+  return {
+    status: 'unverified',
+    error: {
+      code: 'verification-unavailable',
+      message:
+        `No usable verdict on the deliverable${after}: ${last.reason ?? 'the verifier gave none.'} The deliverable ` +
+        'is kept but nothing checked it against the request: review it yourself, or run again with a verify model ' +
+        "that follows the verdict JSON format (option roles.verify). A host that accepts unverified work checks for result.status === 'unverified'.",
+    },
   };
 }
