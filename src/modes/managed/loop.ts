@@ -98,7 +98,12 @@ class ManagedRun<Tally> {
     return this.finish(failure);
   }
 
+  /** Stores the first snapshot, then emits `run-start`: a run whose start was seen can be resumed. */
   private async start(): Promise<void> {
+    const stored = await this.firstSave().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     this.emit({
       type: 'run-start',
       mode: 'managed',
@@ -110,6 +115,10 @@ class ManagedRun<Tally> {
       verification: true,
       warnings: this.init.registry.list().flatMap((tool) => (tool.warnings ?? []).map((w) => `${tool.name}: ${w}`)),
     });
+    if (stored) throw stored;
+  }
+
+  private async firstSave(): Promise<void> {
     await this.control.guard('start', () => this.saveStateFile('start'));
     this.p.fingerprint = await fingerprintWorkspace(this.init.workspace.root);
     await this.control.guard('start', () => this.checkpoint());

@@ -117,7 +117,15 @@ export class PipelineRun implements StageContext {
 
   // ---- start and resume ----
 
+  /**
+   * Stores the run's first snapshot (its input and options, nothing done yet), then emits `run-start`: in every
+   * durability mode the save is awaited, so a run whose start was seen can be resumed, whenever it stops.
+   */
   private async announceStart(): Promise<void> {
+    const stored = await this.store('start').then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     this.emit({
       type: 'run-start',
       mode: 'pipeline',
@@ -128,7 +136,8 @@ export class PipelineRun implements StageContext {
       verification: this.o.verification,
       warnings: [...(this.init.warnings ?? []), ...this.toolWarnings()],
     });
-    await this.checkpoint('intake');
+    // A store that failed stops the run once its start is announced.
+    if (stored) throw stored;
   }
 
   private async announceResume(snapshot: RunSnapshot): Promise<void> {
