@@ -181,6 +181,7 @@ export {
   type BwrapProbe,
   type SandboxMode,
   type SandboxStatus,
+  type WorkspaceAccess,
 } from './tools/builtin/sandbox.js';
 export type { ProcessLimitKind } from './tools/builtin/sandbox/containment.js';
 
@@ -276,6 +277,7 @@ export {
   listFilesTool,
   type AgentAdapter,
   type AnsweredQuestion,
+  type AuditCommands,
   type AuditInput,
   type AuditVerdict,
   type ExecutionClaim,
@@ -298,6 +300,7 @@ export {
   type EpisodeInput,
   type EpisodeResult,
   type Evidence,
+  type FinalVerification,
   type Fingerprint,
   type ManagedEnding,
   type ManagedOptions,
