@@ -1,7 +1,8 @@
 /**
  * Managed mode (LongHorizon-Harness) offline: a manager keeps an audited task state, an executor works in a fresh
- * context each round, a read-only auditor checks the workspace, and only audits complete records. The replayed
- * executor claims work it did not do in round 1; the audit catches it.
+ * context each round, a read-only auditor checks the workspace, and only audits complete records; before the run
+ * succeeds, a final verification checks the deliverable against the request. The replayed executor claims work it did
+ * not do in round 1; the audit catches it.
  *
  *   npm run example:managed
  */
@@ -41,7 +42,11 @@ const backend = new ScriptedBackend({
         recordIds: ['changelog', 'version'],
       },
     }),
-    json({ records: [], next: 'done' }),
+    json({
+      records: [],
+      next: 'done',
+      answer: 'Release 1.2.0 is prepared: CHANGELOG.md lists both fixes under "## 1.2.0" and VERSION is 1.2.0.',
+    }),
   ],
   execute: [
     toolCall('write_to_file', {
@@ -95,6 +100,8 @@ const backend = new ScriptedBackend({
       ],
     }),
   ],
+  // The final verification: the manager's answer and the produced files, judged against the request.
+  verify: [json({ passed: true, defects: [] })],
 });
 
 const harness = createHarness({
@@ -119,13 +126,18 @@ harness.on('tool-call', (e) => {
 harness.on('audit-finish', (e) => {
   console.log(`   audit: ${e.status}, integrity ${e.integrity}`);
   for (const f of e.findings)
-    console.log(`     ${f.verdict === 'pass' ? '✓' : '✗'} [${f.recordId ?? 'all'}] ${f.check} — ${f.observed}`);
+    console.log(`     ${f.verdict === 'pass' ? '✓' : '✗'} [${f.recordId ?? 'no record'}] ${f.check} — ${f.observed}`);
   const caught = e.findings.filter((f) => f.verdict === 'fail');
   if (caught.length)
     console.log(
       `   ⚠ caught: the executor's claim does not hold (${caught.map((f) => f.recordId).join(', ')}); nothing is completed`,
     );
 });
+harness.on('verify-finish', (e) =>
+  console.log(
+    `\n── final verification ${e.attempt}: ${e.passed ? 'passed' : `${e.verdict.status} (${e.defects.length} defect(s))`}`,
+  ),
+);
 harness.on('integrity-violation', (e) =>
   console.log(`   ⛔ the workspace changed during the audit: ${e.changedPaths.join(', ')}`),
 );

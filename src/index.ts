@@ -189,6 +189,7 @@ export {
   type BwrapProbe,
   type SandboxMode,
   type SandboxStatus,
+  type WorkspaceAccess,
 } from './tools/builtin/sandbox.js';
 export type { ProcessLimitKind } from './tools/builtin/sandbox/containment.js';
 
@@ -293,6 +294,7 @@ export {
   listFilesTool,
   type AgentAdapter,
   type AnsweredQuestion,
+  type AuditCommands,
   type AuditInput,
   type AuditVerdict,
   type ExecutionClaim,
@@ -315,6 +317,7 @@ export {
   type EpisodeInput,
   type EpisodeResult,
   type Evidence,
+  type FinalVerification,
   type Fingerprint,
   type ManagedEnding,
   type ManagedOptions,

@@ -17,6 +17,7 @@ import type { HarnessErrorCode } from '../errors.js';
 import type { DataMark } from '../prompts/datamark.js';
 import type { Workspace } from '../workspace/types.js';
 import type { EpisodeStatus } from './agent-adapter.js';
+import type { Verdict } from './work.js';
 
 export type {
   AuditFinding,
@@ -72,6 +73,15 @@ export interface AnsweredQuestion {
   answer: string;
 }
 
+/**
+ * A final verification: after a `done` the completion gate accepted (in `round`), the Verifier's verdict on the
+ * deliverable against the original request. A failed one goes back to the manager as evidence.
+ */
+export interface FinalVerification {
+  round: number;
+  verdict: Verdict;
+}
+
 /** What {@link ManagerLike.decide} receives: never an executor trace or claim, and no environment access. */
 export interface ManagerInput {
   runId: string;
@@ -87,6 +97,15 @@ export interface ManagerInput {
   answers: readonly AnsweredQuestion[];
   /** What the harness tells the manager about its last decision (e.g. `done` refused while records are open). */
   feedback: readonly string[];
+  /** The last final verification, when one failed: its defects are what the request still lacks. */
+  verification?: FinalVerification | undefined;
+  /**
+   * Whether the built-in auditor can run commands (read-only, in the sandbox); `false`: criteria about command output
+   * cannot be verified in this run. Absent when unknown (an external or replaced auditor).
+   */
+  auditorRunsCommands?: boolean | undefined;
+  /** Whether a `done` the completion gate accepts is followed by the final verification. */
+  finalVerification?: boolean | undefined;
   signal?: AbortSignal;
   /** The run's boundary of untrusted text in prompts; absent: a fresh one for this call. */
   dataMark?: DataMark;
@@ -100,6 +119,8 @@ export interface ManagerDecision {
   contract?: Contract;
   question?: string;
   reason?: string;
+  /** With `done`: the final answer to the request, as the user should read it (the deliverable's text). */
+  answer?: string;
 }
 
 /** A decision, and why it is not the model's own when the documented fallback made it. */

@@ -6,7 +6,8 @@
  */
 
 /**
- * Where a record stands. Only a clean, complete audit with evidence makes a record `completed`; `untrusted` means
+ * Where a record stands. Only a finding that names the record, says what it observed and passes, in a clean, complete
+ * audit, makes a record `completed`; `untrusted` means
  * the audit that last judged it cannot be relied on (the workspace changed while it ran, or it reported itself
  * suspect).
  */
@@ -71,7 +72,10 @@ export type AuditIntegrity = 'clean' | 'suspect' | 'violation';
 
 /** One check an auditor made. */
 export interface AuditFinding {
-  /** The record the finding is about; a finding without one is about every record of the round. */
+  /**
+   * The record the finding is about. A finding without one (or naming a record outside the round) is evidence for no
+   * record: the manager sees it in the audit report, and a failing one keeps the audit from completing any record.
+   */
   recordId?: string;
   check: string;
   observed: string;

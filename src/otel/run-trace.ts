@@ -149,6 +149,8 @@ export class RunTrace {
               }
             : undefined,
         );
+        // Managed mode's final verification ends the round of the `done` it followed.
+        if (this.mode === 'managed') this.endRound(event.timestamp);
         break;
       case 'repair-start':
         this.enterStage('repair', event.timestamp).span.setAttributes({
@@ -270,6 +272,8 @@ export class RunTrace {
   }
 
   private managerDecision(event: EventOf<'manager-decision'>): void {
+    // A round left open for a final verification that did not come (the `done` was refused, or verification is off).
+    if (this.round && this.roundNumber !== event.round) this.endRound(event.timestamp);
     this.roundNumber = event.round;
     this.enterStage('manage', event.timestamp);
     this.round?.span.setAttribute(HH.round, event.round);
@@ -280,6 +284,8 @@ export class RunTrace {
       ...(event.fallback ? { [HH.fallback]: event.fallback } : {}),
     });
     if (event.next === 'execute') this.enterStage('execute', event.timestamp);
+    // After a `done` the final verification may follow in the same round.
+    else if (event.next === 'done') this.finishStage(event.timestamp);
     else this.endRound(event.timestamp);
   }
 

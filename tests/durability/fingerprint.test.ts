@@ -36,6 +36,16 @@ describe('options fingerprint', () => {
     ['a prompt override', { prompts: { plan: 'Plan tersely.' } }, 'prompts.plan: snapshot (not set), now '],
     ['a memory option', { memory: { compressAt: 0.8 } }, 'memory.compressAt: snapshot 0.9, now 0.8'],
     ['the mode', { mode: 'managed' as const }, 'mode: snapshot pipeline, now managed'],
+    [
+      'the managed final verification',
+      { managed: { finalVerification: false } },
+      'managed.finalVerification: snapshot true, now false',
+    ],
+    [
+      'the managed auditor tools',
+      { managed: { auditorTools: [note(true)] } },
+      'managed.auditorTools: snapshot (not set), now note (read-only)',
+    ],
   ])('changes with %s, and names it', (_label, change, difference) => {
     const before = fingerprintOf({ backend, tools: [note(false)] });
     const after = fingerprintOf({ backend, tools: [note(false)], ...change });

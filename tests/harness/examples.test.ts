@@ -79,6 +79,7 @@ describe('examples with no environment variables', { timeout: 150_000 }, () => {
     const out = await runExample('example:managed', await tempDir());
     expect(out).toContain('manager → execute');
     expect(out).toContain('⚠ caught');
+    expect(out).toContain('final verification 1: passed');
     expect(out).toContain('■ succeeded');
     expect(out).toMatch(/\[completed\] \w+/);
     expect(out).toContain('"tokensByRole"');

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -218,32 +218,43 @@ describe('external executors in a managed run', () => {
     expect(result.status).toBe('blocked');
   });
 
-  it('a long output reaches the auditor head and tail through the memory layer; the whole is saved', async () => {
+  it('a long output reaches the auditor head and tail through the memory layer; the whole is saved for the audit only', async () => {
     const dir = await tempDir();
     const file = await script(
       dir,
       'chatty.sh',
       'cat > /dev/null\necho "HEAD-OF-OUTPUT"\nfor i in $(seq 1 3000); do echo "working on step $i"; done\necho "TAIL-OF-OUTPUT"',
     );
+    let savedDuringAudit = '';
+    let root = '';
     const backend = new ScriptedBackend({
       manage: [executeRecords([REPORT]), decide('blocked', { reason: 'x' })],
-      audit: [verdictOf('incomplete', 'clean', [{ check: 'report.md exists', observed: 'missing', verdict: 'fail' }])],
+      audit: [
+        () => {
+          savedDuringAudit = readFileSync(path.join(root, '.harness/outputs/claim-1.txt'), 'utf8');
+          return verdictOf('incomplete', 'clean', [
+            { check: 'report.md exists', observed: 'missing', verdict: 'fail' },
+          ]);
+        },
+      ],
     });
     const run = await managedRun({
       backend,
       options: { agents: { executor: commandAgent({ command: ['bash', file], promptVia: 'stdin' }) } },
     });
+    root = run.workspace.root;
     await run.run();
     const audit = textOf(backend.callsFor('audit')[0]);
     expect(audit).toContain('HEAD-OF-OUTPUT');
     expect(audit).toContain('TAIL-OF-OUTPUT');
     expect(audit).not.toContain('working on step 1500\n');
-    expect(audit).toContain('.harness/outputs/execute-1.txt');
+    expect(audit).toContain('.harness/outputs/claim-1.txt');
     expect(run.events('memory-truncate')).toEqual([
-      expect.objectContaining({ purpose: 'execute', scope: 'execute-1', strategy: 'head-tail' }),
+      expect.objectContaining({ purpose: 'execute', scope: 'claim-1', strategy: 'head-tail' }),
     ]);
-    const saved = await readFile(path.join(run.workspace.root, '.harness/outputs/execute-1.txt'), 'utf8');
-    expect(saved).toContain('working on step 1500\n');
+    expect(savedDuringAudit).toContain('working on step 1500\n');
+    // Discarded once the round is audited: no later role finds it.
+    expect(existsSync(path.join(root, '.harness/outputs/claim-1.txt'))).toBe(false);
   });
 
   it("an external executor gets the request, the contract and the audited state, and the run's variables", async () => {

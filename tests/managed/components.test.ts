@@ -14,6 +14,7 @@ import {
 import { DataMark } from '../../src/prompts/datamark.js';
 import { reply, ScriptedBackend, submit, toolCall } from '../../src/testing/index.js';
 import { defineTool } from '../../src/tools/define-tool.js';
+import { probeBwrap } from '../../src/tools/builtin/sandbox.js';
 import { LocalWorkspace } from '../../src/workspace/local-workspace.js';
 import { textOf } from '../harness/helpers.js';
 import { decide, executeRecords, managedRun, tempDir, verdictOf, writeFileTool } from './helpers.js';
@@ -199,7 +200,9 @@ describe('tools given to the auditor', () => {
       'submit_answer',
       'write_file',
     ]);
+    // Plus the harness's read-only command tool where the sandbox can mount the workspace read-only.
     expect((backend.callsFor('audit')[0]?.tools ?? []).map((t) => t.name).sort()).toEqual([
+      ...(probeBwrap().available ? ['execute_command'] : []),
       'list_files',
       'lookup',
       'read_file',

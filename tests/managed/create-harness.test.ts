@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createHarness } from '../../src/index.js';
-import { ScriptedBackend, reply, toolCall } from '../../src/testing/index.js';
+import { ScriptedBackend, reply, toolCall, verdict } from '../../src/testing/index.js';
 import { collect } from '../harness/helpers.js';
 import { decide, executeRecords, tempDir, verdictOf, writeFileTool } from './helpers.js';
 
@@ -34,6 +34,7 @@ describe("createHarness({ mode: 'managed' })", () => {
           { recordId: 'report', check: 'report.md exists', observed: '# Rivers', verdict: 'pass' },
         ]),
       ],
+      verify: [verdict(true)],
     });
     const harness = createHarness({ backend, tools: [writeFileTool], workspace: await tempDir(), mode: 'managed' });
     const events = collect(harness);

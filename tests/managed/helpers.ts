@@ -79,7 +79,7 @@ export async function managedRun(setup: {
     baseReport: {
       tally,
       add: (event) => tallyEvent(tally, event),
-      report: (wallTimeMs) => reportFromTally(tally, { wallTimeMs, subtasks: [], verdicts: [] }),
+      report: (wallTimeMs, verdicts) => reportFromTally(tally, { wallTimeMs, subtasks: [], verdicts }),
     },
   };
   return {
@@ -101,6 +101,8 @@ export function decide(
     contract?: { task: string; acceptanceCriteria: string[]; boundaries?: string[]; recordIds?: string[] };
     question?: string;
     reason?: string;
+    /** With `done`: the manager's final answer to the request. */
+    answer?: string;
   } = {},
 ): GenerateResult {
   return reply(JSON.stringify({ records: extra.records ?? [], next, ...extra }));

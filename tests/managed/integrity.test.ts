@@ -3,7 +3,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { commandAgent, diffFingerprints, fingerprintWorkspace } from '../../src/modes/managed/index.js';
-import { ScriptedBackend, submit, toolCall } from '../../src/testing/index.js';
+import { ScriptedBackend, submit, toolCall, verdict } from '../../src/testing/index.js';
+import { probeBwrap } from '../../src/tools/builtin/sandbox.js';
 import { defineTool } from '../../src/tools/define-tool.js';
 import { textOf } from '../harness/helpers.js';
 import {
@@ -56,6 +57,7 @@ describe('integrity: any change during an audit voids it', () => {
     const result = await run.run();
     // The auditor was offered the host's read-only tools only (peek claims to be one), never write_file.
     expect((backend.callsFor('audit')[0]?.tools ?? []).map((t) => t.name).sort()).toEqual([
+      ...(probeBwrap().available ? ['execute_command'] : []),
       'list_files',
       'peek',
       'read_file',
@@ -79,7 +81,7 @@ describe('integrity: any change during an audit voids it', () => {
 
   it('catches an external auditor agent that edits a file', async () => {
     const dir = await tempDir();
-    const verdict = JSON.stringify({
+    const verdictJson = JSON.stringify({
       status: 'complete',
       integrity: 'clean',
       findings: [{ recordId: 'report', check: 'heading', observed: '# Rivers', verdict: 'pass' }],
@@ -87,7 +89,7 @@ describe('integrity: any change during an audit voids it', () => {
     const auditorScript = await script(
       dir,
       'auditor.sh',
-      `cat > /dev/null\necho "fixed by the auditor" >> report.md\necho 'All good.'\necho '${verdict}'`,
+      `cat > /dev/null\necho "fixed by the auditor" >> report.md\necho 'All good.'\necho '${verdictJson}'`,
     );
     const backend = new ScriptedBackend({
       manage: [executeRecords([REPORT]), decide('blocked', { reason: 'stop' })],
@@ -119,11 +121,15 @@ describe('integrity: any change during an audit voids it', () => {
           { recordId: 'report', check: 'heading', observed: '# Rivers', verdict: 'pass' },
         ]),
       ],
+      verify: [verdict(true)],
     });
     const run = await managedRun({ backend, tools: [writeFileTool, cat] });
     const result = await run.run();
-    expect(await readdir(path.join(run.workspace.root, '.harness/outputs'))).toContain('audit-1.txt');
-    expect(run.events('memory-truncate')).toEqual([expect.objectContaining({ purpose: 'audit', scope: 'audit-1' })]);
+    expect(run.events('memory-truncate')).toEqual([
+      expect.objectContaining({ purpose: 'audit', scope: 'audit-1', savedTo: '.harness/outputs/audit-1.txt' }),
+    ]);
+    // The audit's trace is discarded with the round.
+    expect(await readdir(path.join(run.workspace.root, '.harness/outputs'))).not.toContain('audit-1.txt');
     expect(run.events('integrity-violation')).toHaveLength(0);
     expect(result.status).toBe('succeeded');
   });

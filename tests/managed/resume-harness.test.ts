@@ -6,7 +6,7 @@ import type { GenerateRequest, GenerateResult } from '../../src/backend/types.js
 import type { HarnessEvent } from '../../src/events.js';
 import { createHarness } from '../../src/harness/harness.js';
 import type { ManagedRunResult, ManagedSnapshotState } from '../../src/modes/managed/index.js';
-import { ScriptedBackend, submit, toolCall } from '../../src/testing/index.js';
+import { ScriptedBackend, submit, toolCall, verdict } from '../../src/testing/index.js';
 import { defineTool } from '../../src/tools/define-tool.js';
 import { collect, tempDir } from '../harness/helpers.js';
 import { decide, verdictOf } from './helpers.js';
@@ -28,6 +28,8 @@ function model(request: GenerateRequest): GenerateResult {
     case 'execute':
       if (lastIsTool) return submit('I wrote report.md.', ['report.md']);
       return toolCall('write_file', { path: 'report.md', content: '# Rivers\n' }, 'write-1');
+    case 'verify':
+      return verdict(true);
     default:
       if (!lastIsTool) return toolCall('read_file', { path: 'report.md' }, 'read-1');
       return verdictOf('complete', 'clean', [

@@ -8,13 +8,13 @@ import type { EventOf } from '../../src/events.js';
 import { newReportTally, reportFromTally, tallyEvent, type ReportTally } from '../../src/modes/shared/report.js';
 import { functionAgent, type ManagedRunResult, type ManagedSnapshotState } from '../../src/modes/managed/index.js';
 import { DataMark } from '../../src/prompts/datamark.js';
-import { reply, ScriptedBackend, submit, toolCall } from '../../src/testing/index.js';
+import { reply, ScriptedBackend, submit, toolCall, verdict } from '../../src/testing/index.js';
 import { LocalWorkspace } from '../../src/workspace/local-workspace.js';
 import { decide, managedRun, tempDir, verdictOf } from './helpers.js';
 
 const MARK = '0123456789abcdef';
 const TASK = 'Write a.txt and b.txt for the river the user names.';
-const PURPOSES: Purpose[] = ['manage', 'execute', 'audit'];
+const PURPOSES: Purpose[] = ['manage', 'execute', 'audit', 'verify'];
 const RECORDS = [
   { id: 'a', description: 'a.txt holds the river.' },
   { id: 'b', description: 'b.txt holds the river.' },
@@ -66,6 +66,8 @@ function deterministic(request: GenerateRequest): GenerateResult {
         { recordId: id, check: `${id}.txt holds Nile`, observed, verdict: observed === 'missing' ? 'fail' : 'pass' },
       ]);
     }
+    case 'verify':
+      return verdict(true);
     default:
       return reply('unexpected purpose');
   }
@@ -149,7 +151,7 @@ async function deterministicRun(setup: { workspaceDir?: string; resume?: RunSnap
     run.init.baseReport = {
       tally,
       add: (event) => tallyEvent(tally, event),
-      report: (wallTimeMs) => reportFromTally(tally, { wallTimeMs, subtasks: [], verdicts: [] }),
+      report: (wallTimeMs, verdicts) => reportFromTally(tally, { wallTimeMs, subtasks: [], verdicts }),
     };
   }
   return { run, backend, asked, store };
@@ -179,7 +181,7 @@ describe('managed run: snapshots and resume', () => {
     const saved = first.store.saved;
     // A snapshot before every stage and inside every executor loop.
     const stages = saved.map((s) => `${stateOf(s.snapshot).position.stage}${s.snapshot.loops ? '+loop' : ''}`);
-    expect(new Set(stages)).toEqual(new Set(['manage', 'ask', 'execute', 'execute+loop', 'audit', 'end']));
+    expect(new Set(stages)).toEqual(new Set(['manage', 'ask', 'execute', 'execute+loop', 'audit', 'verify', 'end']));
     expect(first.store.finished()).toMatchObject({ status: 'succeeded' });
     // The finished run's report came from the folds: the same counts as its events.
     expect(uninterrupted.report.modelCalls).toBe(first.backend.calls.length);
@@ -205,7 +207,9 @@ describe('managed run: snapshots and resume', () => {
       const askedBefore = stateOf(snapshot).answers.length;
       expect(askedBefore + resumed.asked.length, where).toBe(1);
       // The report goes on from the saved tallies and counts the resume.
-      expect(result.report.modelCalls, where).toBe(totals.manage + totals.execute + totals.audit + interrupted.length);
+      expect(result.report.modelCalls, where).toBe(
+        totals.manage + totals.execute + totals.audit + totals.verify + interrupted.length,
+      );
       expect(result.report.managed.rounds, where).toBe(4);
       expect(result.report.resumes).toEqual({
         count: 1,

@@ -2,7 +2,7 @@ import { SpanStatusCode } from '@opentelemetry/api';
 import { describe, expect, it } from 'vitest';
 import { createHarness } from '../../src/index.js';
 import { instrument } from '../../src/otel/index.js';
-import { ScriptedBackend, reply, toolCall } from '../../src/testing/index.js';
+import { ScriptedBackend, reply, toolCall, verdict } from '../../src/testing/index.js';
 import { decide, executeRecords, tempDir, verdictOf, writeFileTool } from '../managed/helpers.js';
 import { inMemoryTracing, renderTree, spanNamed, tickingClock } from './helpers.js';
 
@@ -36,6 +36,7 @@ describe('instrument: a managed run', () => {
           { recordId: 'report', check: 'report.md exists', observed: '# Rivers', verdict: 'pass' },
         ]),
       ],
+      verify: [verdict(true)],
     });
     const harness = createHarness({
       backend,
@@ -77,6 +78,8 @@ describe('instrument: a managed run', () => {
         '  round',
         '    manage',
         '      chat scripted',
+        '    verify',
+        '      chat scripted',
       ].join('\n'),
     );
     expect(spanNamed(all, 'invoke_agent horizon-harness').attributes).toMatchObject({
@@ -90,6 +93,11 @@ describe('instrument: a managed run', () => {
       'horizon_harness.manager.records': 1,
     });
     expect(spanNamed(all, 'manage', 2).attributes['horizon_harness.manager.next']).toBe('done');
+    // The final verification belongs to the round of the `done` it followed.
+    expect(spanNamed(all, 'verify', 0).attributes).toMatchObject({
+      'horizon_harness.round': 3,
+      'horizon_harness.verify.passed': true,
+    });
     expect(spanNamed(all, 'audit', 0).attributes).toMatchObject({
       'horizon_harness.audit.status': 'incomplete',
       'horizon_harness.audit.integrity': 'clean',

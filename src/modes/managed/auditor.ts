@@ -24,6 +24,7 @@ import { listFilesTool } from './list-files.js';
 import { MANAGED_DEFAULTS } from '../shared/managed-options.js';
 import {
   AUDITOR_PROMPT,
+  type AuditCommands,
   builtinAuditorPrompt,
   renderAuditedState,
   renderAuditReask,
@@ -115,6 +116,12 @@ interface Episode {
  * ```
  */
 export class Auditor implements AuditorLike {
+  /**
+   * What the built-in loop can do about criteria on command output: run commands on a read-only workspace (a tool
+   * `execute_command` made with `workspaceAccess: 'read-only'`), through a host's read-only `execute_command`, or
+   * not at all; its system prompt says which. Undefined for an external agent.
+   */
+  readonly commands: AuditCommands | undefined;
   private readonly agent: AgentAdapter | undefined;
   private readonly settings: LoopSettings | undefined;
   private readonly instructions: string;
@@ -129,6 +136,7 @@ export class Auditor implements AuditorLike {
     this.timeoutMs = options.limits?.timeoutMs ?? DEFAULTS.timeoutMs;
     if (options.agent !== undefined && !isHarnessAgent(options.agent)) {
       this.agent = options.agent;
+      this.commands = undefined;
       return;
     }
     const backend = options.backend;
@@ -138,12 +146,14 @@ export class Auditor implements AuditorLike {
         'Auditor needs `backend` (an LlmBackend) for its built-in loop, or an external `agent` (commandAgent, functionAgent).',
       );
     }
+    const tools = auditTools(options.tools ?? [], options.limits?.toolTimeoutMs);
+    this.commands = auditCommands(tools);
     this.settings = {
-      tools: auditTools(options.tools ?? [], options.limits?.toolTimeoutMs),
+      tools,
       memory: options.memory ?? new MemoryManager(),
       emit: options.emit,
       backendFor: options.backendFor ?? (() => backend),
-      systemPrompt: builtinAuditorPrompt(this.instructions),
+      systemPrompt: builtinAuditorPrompt(this.instructions, this.commands),
       limits: {
         maxIterations: this.maxIterations,
         timeoutMs: this.timeoutMs,
@@ -247,6 +257,16 @@ function outcome(verdict: z.output<typeof VerdictSchema>, iterations: number, er
     iterations,
     ...(error ? { error } : {}),
   };
+}
+
+/**
+ * What the built-in auditor can do about command output: run commands through the read-only `execute_command` (the
+ * workspace mounted read-only), through a host's tool of that name, or not at all.
+ */
+function auditCommands(tools: ToolRegistry): AuditCommands {
+  const command = tools.list().find((tool) => tool.name === 'execute_command');
+  if (!command) return 'none';
+  return (command as { workspaceAccess?: unknown }).workspaceAccess === 'read-only' ? 'read-only-sandbox' : 'host-tool';
 }
 
 /** The built-in auditor's tools: the given read-only ones, plus `read_file` and `list_files` when missing. */

@@ -1,6 +1,7 @@
 /**
  * The executor's part of a round: one episode of the built-in `Executor` or of an external agent in a fresh context,
- * reduced to an unverified claim. The trace is not kept.
+ * reduced to an unverified claim. The trace is not kept: the loop discards its saved outputs once the round's
+ * execution ends (see `traces.ts`).
  * @module
  */
 import type { LlmBackend, Purpose } from '../../backend/types.js';
@@ -55,7 +56,10 @@ export interface ExecutionDeps {
   agent: AgentAdapter | undefined;
   /** The built-in executor (made on first use). */
   executor: () => ExecutorLike;
-  /** Bounds the claim before it reaches a prompt (head and tail; the full text is saved in the workspace). */
+  /**
+   * Bounds the claim before it reaches a prompt (head and tail; the full text is saved as
+   * `.harness/outputs/claim-N.txt`, apart from the executor's own outputs, for the round's audit only).
+   */
   memory: ExecutionMemory;
   emit: EmitEvent;
   backendFor: (role: Purpose) => LlmBackend;
@@ -153,7 +157,10 @@ export function interruptedEpisode(agent: string): ExecutionOutcome {
   };
 }
 
-/** The claim as prompts carry it: the memory layer keeps head and tail and saves the whole under `.harness/outputs/`. */
+/**
+ * The claim as prompts carry it: the memory layer keeps head and tail and saves the whole in its own log
+ * (`.harness/outputs/claim-N.txt`), so that the round's audit can read it without finding the executor's tool outputs.
+ */
 function bound(
   deps: ExecutionDeps,
   input: ExecutionInput,
@@ -175,7 +182,7 @@ function bound(
     {
       runId: input.runId,
       purpose: 'execute',
-      scope: `execute-${input.round}`,
+      scope: claimScope(input.round),
       backend: deps.backendFor('execute'),
       summarizer: deps.backendFor('summarize'),
       workspace: input.workspace,
@@ -183,4 +190,9 @@ function bound(
       emit: deps.emit,
     },
   );
+}
+
+/** The memory scope of round `round`'s claim: its saved full text is `.harness/outputs/claim-<round>.txt`. */
+export function claimScope(round: number): string {
+  return `claim-${round}`;
 }

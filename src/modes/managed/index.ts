@@ -21,7 +21,7 @@ export {
 } from '../shared/managed-options.js';
 export { Manager, fallbackDecision, type ManagerOptions } from './manager.js';
 export { Auditor, type AuditorOptions } from './auditor.js';
-export { AUDITOR_PROMPT, MANAGER_PROMPT } from './prompts.js';
+export { AUDITOR_PROMPT, MANAGER_PROMPT, type AuditCommands } from './prompts.js';
 export { functionAgent, harnessAgent, isHarnessAgent, type HarnessAgent } from './adapters.js';
 export type { AgentAdapter, EpisodeInput, EpisodeResult, EpisodeStatus } from '../../contracts/agent-adapter.js';
 export { AGENT_ENV_ALLOWLIST, commandAgent, type CommandAgentOptions } from './command-agent.js';
@@ -48,6 +48,7 @@ export type {
   Contract,
   Evidence,
   ExecutionClaim,
+  FinalVerification,
   ManagerDecision,
   ManagerInput,
   ManagerLike,

@@ -9,15 +9,17 @@ import { HarnessError } from '../../errors.js';
 import type { EmitEvent, HarnessEvent } from '../../events.js';
 import { DataMark } from '../../prompts/datamark.js';
 import { raceSignal } from '../../util/race-signal.js';
-import { blockedEnding, deliverableOf, endStatus, outOfRounds, refusedDone, unansweredEnding } from './endings.js';
-import { executeContract, interruptedEpisode } from './execution.js';
+import { blockedEnding, managedResult, outOfRounds, refusedDone, unansweredEnding } from './endings.js';
+import { claimScope, executeContract, interruptedEpisode } from './execution.js';
+import { checkDeliverable } from './final-check.js';
 import { diffFingerprints, fingerprintedAudit, fingerprintWorkspace } from './integrity.js';
 import { MANAGED_DEFAULTS, parseManagedOptions, type ResolvedManagedOptions } from '../shared/managed-options.js';
 import { ManagedProgress } from './progress.js';
-import { managedReportFromTally, tallyManagedEvent } from './report.js';
+import { tallyManagedEvent } from './report.js';
 import type { ManagedRunInit, ManagedRunResult, RunControlLike, RunStop } from './run-init.js';
 import { pendingLoop, readManagedState, redoAt, type ManagedPosition } from './snapshot.js';
 import { applyAudit, applyDrafts, saveTaskState } from './state.js';
+import { discardTraces } from './traces.js';
 import type { ManagerDecision } from '../../contracts/managed.js';
 import { wireRoles, type ManagedRoles } from './wiring.js';
 
@@ -26,11 +28,13 @@ export type { ManagedRunInit, ManagedRunResult, ReportFold, RunControlLike, RunS
 /**
  * Runs one managed task to its end. Each round the manager decides from the request, the audited state and the audit
  * reports; `execute` runs the contract in a fresh context, then an audit checks it with the workspace fingerprinted
- * around it, and only the audit updates the state. The run succeeds only when the manager says `done` and every
- * record is completed by a clean audit. Resolves for every ending (aborted, timed out, blocked, out of rounds or
- * iterations, a failing stage) with the state as it stands; rejects only for invalid options and for a snapshot that
- * is not a managed run's (`resume-incompatible`). With `init.resume` it goes on from that snapshot at the round and
- * stage it was saved in.
+ * around it, and only the audit updates the state. The run succeeds only when the manager says `done`, every record
+ * is completed by a clean audit and (unless `managed.finalVerification` is off) the final verification passes the
+ * deliverable; a failed one goes back to the manager, one without a verdict ends the run `unverified`. Each executor
+ * and audit loop is bounded by `limits.maxIterations`; the rounds by `managed.maxRounds`. Resolves for every ending
+ * (aborted, timed out, blocked, unverified, out of rounds, a failing stage) with the state as it stands; rejects only
+ * for invalid options and for a snapshot that is not a managed run's (`resume-incompatible`). With `init.resume` it
+ * goes on from that snapshot at the round and stage it was saved in.
  */
 export async function runManaged<Tally>(init: ManagedRunInit<Tally>): Promise<ManagedRunResult> {
   return new ManagedRun(init).execute();
@@ -79,6 +83,7 @@ class ManagedRun<Tally> {
       memory: init.memory,
       registry: init.registry,
       limits: init.limits,
+      verifier: init.verifier,
     });
   }
 
@@ -89,7 +94,10 @@ class ManagedRun<Tally> {
       if (this.init.resume) this.announceResume();
       else await this.start();
       while (this.p.at.stage !== 'end' && this.p.at.round <= this.o.maxRounds) await this.step(this.p.at);
-      if (this.p.at.stage !== 'end') failure = outOfRounds(this.p.state, this.o.maxRounds);
+      if (this.p.at.stage !== 'end') {
+        const last = this.p.verifications.at(-1);
+        failure = outOfRounds(this.p.state, this.o.maxRounds, last?.verdict.status === 'failed' ? last : undefined);
+      }
     } catch (error) {
       failure = this.control.asStop(error, 'managed');
     } finally {
@@ -113,7 +121,7 @@ class ManagedRun<Tally> {
       // Managed mode always decomposes (the manager's records) and verifies (an audit after every execution).
       decomposition: true,
       verification: true,
-      warnings: this.init.registry.list().flatMap((tool) => (tool.warnings ?? []).map((w) => `${tool.name}: ${w}`)),
+      warnings: this.roles.warnings,
     });
     if (stored) throw stored;
   }
@@ -134,6 +142,8 @@ class ManagedRun<Tally> {
         return this.executeContract(at);
       case 'audit':
         return this.audit(at);
+      case 'verify':
+        return this.verify(at);
       case 'end':
         return Promise.resolve();
     }
@@ -153,6 +163,9 @@ class ManagedRun<Tally> {
         audits: this.p.audits,
         answers: this.p.answers,
         feedback: this.p.feedback,
+        verification: this.p.verifications.at(-1),
+        auditorRunsCommands: this.roles.auditorRunsCommands,
+        finalVerification: this.o.finalVerification,
         signal: this.control.controller.signal,
         dataMark: this.mark,
       }),
@@ -187,9 +200,14 @@ class ManagedRun<Tally> {
     switch (decision.next) {
       case 'done': {
         const refused = refusedDone(this.p.state);
-        if (!refused) return { stage: 'end', round, ending: { status: 'succeeded' } };
-        this.p.feedback.push(refused);
-        return { stage: 'manage', round: round + 1 };
+        if (refused) {
+          this.p.feedback.push(refused);
+          return { stage: 'manage', round: round + 1 };
+        }
+        this.p.answer = decision.answer;
+        return this.o.finalVerification
+          ? { stage: 'verify', round }
+          : { stage: 'end', round, ending: { status: 'succeeded' } };
       }
       case 'blocked':
         return { stage: 'end', round, ending: blockedEnding(decision, this.p.state) };
@@ -221,10 +239,11 @@ class ManagedRun<Tally> {
 
   private async executeContract(at: Stage<'execute'>): Promise<void> {
     const { round, contract } = at;
-    if (this.roles.executorUsesIterations && this.executorIterations() < 1) this.control.stop('budget');
     this.control.check('execute');
     const agent = this.roles.execution.agent;
     const resumeFrom = this.takeSavedLoop();
+    // The loop going on from its checkpoint keeps its own saved outputs; nothing of an earlier round stays readable.
+    await this.discardTraces('execute', resumeFrom ? [resumeFrom.scope] : []);
     // An external episode that was running when the run stopped is not started again: the audit finds what it did.
     const execution =
       agent && at.episodeStarted
@@ -239,7 +258,7 @@ class ManagedRun<Tally> {
               state: structuredClone(this.p.state),
               workspace: this.init.workspace,
               signal: this.control.controller.signal,
-              maxIterations: this.executorIterations(),
+              maxIterations: Math.min(this.o.executorIterations, this.init.limits.maxIterations),
               timeoutMs: this.control.timeLeft(),
               dataMark: this.mark,
               resumeFrom,
@@ -249,7 +268,7 @@ class ManagedRun<Tally> {
           );
     this.p.iterationsUsed += execution.iterations;
     // The built-in loop was given the run's time left: its timeout is the run's.
-    if (this.roles.executorUsesIterations && execution.claim.status === 'timeout') this.control.stop('timeout');
+    if (this.roles.builtinExecutor && execution.claim.status === 'timeout') this.control.stop('timeout');
     this.control.failFast(execution.error, 'execute');
     if (execution.error?.code === 'store-failed') {
       throw this.control.asStop(new HarnessError('store-failed', execution.error.message), 'execute');
@@ -269,9 +288,9 @@ class ManagedRun<Tally> {
    * from the start: nothing of a cut-off audit was applied.
    */
   private async audit({ round, contract, claim, changedByExecutor }: Stage<'audit'>): Promise<void> {
-    const maxIterations = Math.min(this.o.auditorIterations, this.iterationsLeft());
-    if (this.roles.auditorUsesIterations && maxIterations < 1) this.control.stop('budget');
     this.control.check('audit');
+    // The auditor judges the environment, not the executor's trace: only the claim's full text stays readable.
+    await this.discardTraces('audit', [claimScope(round)]);
     const { outcome, thrown, after, changedPaths } = await fingerprintedAudit(
       this.roles.auditor,
       {
@@ -285,7 +304,7 @@ class ManagedRun<Tally> {
         changedByExecutor,
         workspace: this.init.workspace,
         signal: this.control.controller.signal,
-        maxIterations,
+        maxIterations: Math.min(this.o.auditorIterations, this.init.limits.maxIterations),
         timeoutMs: this.control.timeLeft(),
         dataMark: this.mark,
       },
@@ -349,22 +368,37 @@ class ManagedRun<Tally> {
     });
     // The applied audit is saved before any stop below: a resumed run goes on with the next round.
     await this.moveTo('audit', { stage: 'manage', round: round + 1 });
+    await this.discardTraces('audit');
     if (thrown !== undefined) throw this.control.asStop(thrown, 'audit');
     this.control.failFast(outcome?.error, 'audit');
     this.control.check('audit');
   }
 
-  // ---- budget ----
-
-  private iterationsLeft(): number {
-    return Math.max(0, this.init.limits.maxIterations - this.p.iterationsUsed);
+  /** The final verification after an accepted `done` (see {@link checkDeliverable}). */
+  private async verify({ round }: Stage<'verify'>): Promise<void> {
+    const next = await checkDeliverable(
+      {
+        runId: this.init.runId,
+        request: this.init.task,
+        attachments: this.init.attachments,
+        workspace: this.init.workspace,
+        verifier: this.roles.verifier(),
+        control: this.control,
+        emit: this.emit,
+        mark: this.mark,
+        progress: this.p,
+      },
+      round,
+    );
+    await this.moveTo('verify', next);
   }
 
-  /** The executor's iterations this round: its per-round share, keeping what the round's audit may need. */
-  private executorIterations(): number {
-    const left = this.iterationsLeft();
-    const keep = this.roles.auditorUsesIterations ? Math.min(this.o.auditorIterations, Math.ceil(left / 2)) : 0;
-    return Math.min(this.o.executorIterations, left - keep);
+  /**
+   * Deletes the saved tool outputs of every loop but `keep`'s (see `traces.ts`). A failure ends the run from `stage`:
+   * a trace that could not be deleted would be readable by the next role.
+   */
+  private discardTraces(stage: string, keep: readonly string[] = []): Promise<void> {
+    return this.control.guard(stage, () => discardTraces(this.init.workspace.root, keep));
   }
 
   // ---- saving and resuming ----
@@ -428,22 +462,15 @@ class ManagedRun<Tally> {
     if (failure && (failure.reason === 'error' || failure.reason === 'budget')) {
       this.emit({ type: 'run-error', runId, error: failure.error, stage: failure.stage });
     }
-    const { status, error, blocked } = endStatus(failure, this.p.at.stage === 'end' ? this.p.at.ending : undefined);
-    const result: ManagedRunResult = {
+    const result = managedResult({
       runId,
-      status,
-      deliverable: deliverableOf(this.p.state, this.p.produced, this.p.fingerprint),
-      plan: [],
-      subtasks: [],
-      verdicts: [],
-      report: {
-        ...this.init.baseReport.report(this.elapsed()),
-        managed: managedReportFromTally(this.p.tally, this.p.state, blocked),
-      },
+      failure,
+      ending: this.p.at.stage === 'end' ? this.p.at.ending : undefined,
+      progress: this.p,
+      report: (verdicts) => this.init.baseReport.report(this.elapsed(), verdicts),
       workspace: this.init.workspace.root,
-      ...(error ? { error } : {}),
-      taskState: structuredClone(this.p.state),
-    };
+    });
+    const { status, error } = result;
     // An aborted run, and one whose store failed, keep their last snapshot `running`: resuming goes on from it.
     if (status !== 'aborted' && error?.code !== 'store-failed') await this.init.checkpointer?.finish(result);
     else await this.init.checkpointer?.idle();

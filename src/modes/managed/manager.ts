@@ -30,6 +30,7 @@ const ReplySchema = z.object({
     .optional(),
   question: text.optional(),
   reason: z.string().trim().optional(),
+  answer: z.string().trim().optional(),
 });
 type Reply = z.output<typeof ReplySchema>;
 
@@ -52,7 +53,8 @@ export interface ManagerOptions {
 }
 
 /**
- * Decides the next step of a managed run in the JSON protocol `{ records, next, contract?, question?, reason? }`. It
+ * Decides the next step of a managed run in the JSON protocol `{ records, next, contract?, question?, reason?,
+ * answer? }` (`answer`: the final answer, with `done`). It
  * sees the request, the audited state and the audit reports, never an executor's trace or claim, and has no tools.
  * A reply that is malformed, or inconsistent with the state (an `execute` without a contract, a contract naming an
  * unknown record), is re-asked once with the error; after that {@link fallbackDecision} decides.
@@ -92,6 +94,9 @@ export class Manager implements ManagerLike {
           round: input.round,
           audits: input.audits,
           feedback: input.feedback,
+          verification: input.verification,
+          auditorRunsCommands: input.auditorRunsCommands,
+          finalVerification: input.finalVerification,
           reportsShown: o.reportsShown ?? MANAGED_DEFAULTS.managerReportsShown,
           evidenceShown: o.evidenceShown ?? MANAGED_DEFAULTS.evidenceShown,
           mark,
@@ -207,6 +212,7 @@ function resolve(reply: Reply, state: TaskState, round: number): ManagerDecision
   }
   if (reply.question) decision.question = reply.question;
   if (reply.reason) decision.reason = reply.reason;
+  if (reply.next === 'done' && reply.answer) decision.answer = reply.answer;
   return decision;
 }
 

@@ -7,7 +7,7 @@ import type { Fingerprint } from './integrity.js';
 import { newManagedTally, type ManagedTally } from './report.js';
 import { fingerprintFromJson, fingerprintToJson, type ManagedPosition, type ManagedSnapshotState } from './snapshot.js';
 import { emptyTaskState } from './state.js';
-import type { AnsweredQuestion, AuditReport } from '../../contracts/managed.js';
+import type { AnsweredQuestion, AuditReport, FinalVerification } from '../../contracts/managed.js';
 
 /** A managed run's progress: its position, the audited state and what the manager and the budgets need next. */
 export class ManagedProgress {
@@ -21,6 +21,10 @@ export class ManagedProgress {
   feedback: string[] = [];
   /** Paths the executors created or changed, for the deliverable. */
   produced = new Set<string>();
+  /** The manager's final answer, from its last `done` the completion gate accepted. */
+  answer: string | undefined;
+  /** Every final verification so far, oldest first. */
+  verifications: FinalVerification[] = [];
   /** ReAct iterations of finished executions and audits. */
   iterationsUsed = 0;
   /** The counters of the report's `managed` section. */
@@ -37,6 +41,8 @@ export class ManagedProgress {
     progress.answers = copy.answers;
     progress.feedback = copy.feedback;
     progress.produced = new Set(copy.produced);
+    progress.answer = copy.answer;
+    progress.verifications = copy.verifications;
     progress.iterationsUsed = copy.iterationsUsed;
     progress.tally = copy.tallies.managed;
     return progress;
@@ -53,6 +59,8 @@ export class ManagedProgress {
       answers: this.answers,
       feedback: this.feedback,
       produced: [...this.produced],
+      ...(this.answer === undefined ? {} : { answer: this.answer }),
+      verifications: this.verifications,
       iterationsUsed: this.iterationsUsed,
       fingerprint: fingerprintToJson(this.fingerprint),
       tallies: { base: baseTally, managed: this.tally },

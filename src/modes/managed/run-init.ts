@@ -10,7 +10,8 @@ import type { EmitEvent, HarnessEvent } from '../../events.js';
 import type { Sampling } from '../../llm/call-model.js';
 import type { ExecutionMemory } from '../../memory/types.js';
 import type { TaskState } from '../../contracts/task-state.js';
-import type { RunReport, RunResult } from '../../contracts/work.js';
+import type { RunReport, RunResult, Verdict } from '../../contracts/work.js';
+import type { VerifierLike } from '../../contracts/roles.js';
 import type { DataMark } from '../../prompts/datamark.js';
 import type { ToolRegistry } from '../../tools/registry.js';
 import type { Workspace } from '../../workspace/types.js';
@@ -57,8 +58,8 @@ export interface ReportFold<Tally> {
   readonly tally: Tally;
   /** Adds one event to `tally`. */
   add(event: HarnessEvent): void;
-  /** The report of the run (no subtasks, no verdicts) from `tally`; the `managed` section is added to it. */
-  report(wallTimeMs: number): RunReport;
+  /** The report of the run (no subtasks; the final verifications' verdicts) from `tally`; `managed` is added to it. */
+  report(wallTimeMs: number, verdicts: readonly Verdict[]): RunReport;
 }
 
 /** Everything one managed run starts from. */
@@ -79,11 +80,23 @@ export interface ManagedRunInit<Tally = unknown> {
   /** The configured output reserve (`limits.maxOutputTokens`). */
   maxOutputTokens: number;
   memory: ExecutionMemory;
-  /** The host's tools: all of them for the executor, the read-only ones for the auditor. */
+  /**
+   * The host's tools: all of them for the executor and the read-only ones for the auditor, unless
+   * `managed.executorTools` / `managed.auditorTools` say otherwise.
+   */
   registry: ToolRegistry;
+  /**
+   * `maxIterations` bounds each executor loop and each audit (with `managed.executorIterations` /
+   * `auditorIterations`), not the run; `timeoutMs` is the run's deadline.
+   */
   limits: { maxIterations: number; timeoutMs: number; toolTimeoutMs: number };
   /** The `managed` options (parsed again here, so raw or parsed both work). */
   options: ManagedOptions;
+  /**
+   * The final verification's verifier (the harness passes its `verify` role's: `components.verifier`, `roles.verify`,
+   * `prompts.verify`, prices and cost limit). Absent: a `Verifier` on `backendFor('verify')`.
+   */
+  verifier?: VerifierLike | undefined;
   /**
    * The run's stop state, built from `limits` (the harness passes `new RunControl(limits, elapsedBeforeMs)`: a resumed
    * run's time used before counts against the limit).

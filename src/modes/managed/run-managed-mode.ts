@@ -92,11 +92,12 @@ export async function runManagedMode(init: ModeRunInit): Promise<RunResult> {
       toolTimeoutMs: o.limits.toolTimeoutMs,
     },
     options: o.managed,
+    verifier: roles.verifier(),
     control,
     baseReport: {
       tally,
       add: (event) => tallyEvent(tally, event),
-      report: (wallTimeMs) => reportFromTally(tally, { wallTimeMs, subtasks: [], verdicts: [] }),
+      report: (wallTimeMs, verdicts) => reportFromTally(tally, { wallTimeMs, subtasks: [], verdicts }),
     },
     checkpointer: init.checkpointer,
     resume: init.resume,

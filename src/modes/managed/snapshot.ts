@@ -11,11 +11,13 @@ import { HarnessError } from '../../errors.js';
 import type { Contract, TaskState } from '../../contracts/task-state.js';
 import type { Fingerprint } from './integrity.js';
 import type { ManagedReport, ManagedTally } from './report.js';
-import type { AnsweredQuestion, AuditReport, ExecutionClaim } from '../../contracts/managed.js';
+import type { AnsweredQuestion, AuditReport, ExecutionClaim, FinalVerification } from '../../contracts/managed.js';
 
 /** How the loop ended when it was not stopped. */
 export type ManagedEnding =
   | { status: 'succeeded' }
+  /** The final verification gave no usable verdict: the deliverable is kept, unchecked. */
+  | { status: 'unverified'; message: string }
   | { status: 'blocked'; message: string; blocked: NonNullable<ManagedReport['blocked']> };
 
 /**
@@ -34,6 +36,8 @@ export type ManagedPosition =
   | { stage: 'execute'; round: number; contract: Contract; episodeStarted?: boolean }
   /** The auditor checks the round's execution, from its start (an audit is never half-applied). */
   | { stage: 'audit'; round: number; contract: Contract; claim: ExecutionClaim; changedByExecutor: string[] }
+  /** The Verifier checks the deliverable after the round's accepted `done` (the final verification). */
+  | { stage: 'verify'; round: number }
   /** The loop ended; only the result is left to make. */
   | { stage: 'end'; round: number; ending: ManagedEnding };
 
@@ -51,6 +55,10 @@ export interface ManagedSnapshotState<BaseTally = unknown> {
   feedback: string[];
   /** Paths the executors created or changed, for the deliverable. */
   produced: string[];
+  /** The manager's final answer, from its last `done` the completion gate accepted. */
+  answer?: string;
+  /** Every final verification so far, oldest first. */
+  verifications: FinalVerification[];
   /** ReAct iterations of finished executions and audits (a loop in progress counts its own). */
   iterationsUsed: number;
   /** The workspace fingerprint the next execution's or audit's changes are measured from: `[path, print]`, sorted. */
@@ -68,7 +76,7 @@ export function fingerprintFromJson(entries: Array<[string, string]>): Fingerpri
   return new Map(entries);
 }
 
-const STAGES = new Set<ManagedPosition['stage']>(['manage', 'ask', 'execute', 'audit', 'end']);
+const STAGES = new Set<ManagedPosition['stage']>(['manage', 'ask', 'execute', 'audit', 'verify', 'end']);
 
 /**
  * Checks that a snapshot's state is a managed run's, as far as the loop relies on it; throws `resume-incompatible`
@@ -85,11 +93,13 @@ export function readManagedState<BaseTally>(state: unknown): ManagedSnapshotStat
           ? 'its task state or attachments are missing'
           : !Array.isArray(s.audits) || !Array.isArray(s.answers) || !Array.isArray(s.feedback)
             ? 'its audits, answers or feedback are missing'
-            : !Array.isArray(s.produced) || !Array.isArray(s.fingerprint) || !Number.isInteger(s.iterationsUsed)
-              ? 'its produced paths, fingerprint or iterations are missing'
-              : !s.tallies?.managed
-                ? 'its report tallies are missing'
-                : undefined;
+            : !Array.isArray(s.verifications)
+              ? 'its final verifications are missing'
+              : !Array.isArray(s.produced) || !Array.isArray(s.fingerprint) || !Number.isInteger(s.iterationsUsed)
+                ? 'its produced paths, fingerprint or iterations are missing'
+                : !s.tallies?.managed
+                  ? 'its report tallies are missing'
+                  : undefined;
   if (problem) {
     throw new HarnessError(
       'resume-incompatible',
@@ -123,6 +133,9 @@ export function redoAt(
       return redo(1);
     case 'audit':
       // The audit runs again from its start; its first call is counted (those of the cut-off audit are not known).
+      return redo(1);
+    case 'verify':
+      // The verdict was not saved: the verifier's call may have been in flight.
       return redo(1);
     case 'execute':
       if (agent === undefined) return resumeRedo(loop ? [loop] : []);

@@ -6,7 +6,7 @@
 import { headTail } from '../../memory/truncate.js';
 import type { Evidence, RecordDraft, TaskRecord, TaskState } from '../../contracts/task-state.js';
 import type { Workspace } from '../../workspace/types.js';
-import type { AuditVerdict } from '../../contracts/managed.js';
+import type { AuditFinding, AuditVerdict } from '../../contracts/managed.js';
 
 /** Where the task state is saved, relative to the workspace root. */
 export const TASK_STATE_FILE = '.harness/task-state.json';
@@ -56,19 +56,29 @@ export interface AuditUpdate {
 }
 
 /**
- * The update rule. For each record of the round, the findings naming it (and those naming no record) become its
- * evidence; then: a violation (changed paths, or the auditor's own `violation`) or `suspect` integrity → `untrusted`;
- * `blocked` → `blocked` with the failing findings as reason; `complete` with a passing finding and no failing one →
- * `completed`; anything else → `pending` with the reason. Findings about records outside the round change nothing.
+ * The update rule. For each record of the round, only the findings naming it (`recordId`) are its evidence; findings
+ * naming no record of the round change no record (the manager sees them in the audit report). Then: a violation
+ * (changed paths, or the auditor's own `violation`) or `suspect` integrity → `untrusted`; `blocked` → `blocked` with
+ * the failing findings as reason; a clean complete audit (status `complete`, no failing finding at all, since a
+ * failure it could not place may concern any record) with a passing finding that names the record and says what was
+ * observed → `completed`; anything else → `pending` with the reason (a record no finding names stays pending, saying
+ * so). Records outside the round are not changed.
  */
 export function applyAudit(state: TaskState, update: AuditUpdate): TaskState {
   const next: TaskState = structuredClone(state);
   const { round, audit, verdict } = update;
   const clip = (text: string) => headTail(text, update.evidenceChars);
   const violation = update.changedPaths.length > 0;
+  const roundIds = new Set(update.recordIds);
+  // Failing findings about no record of the round: shown to the manager, evidence for no record, but no audit that
+  // reports them is a clean complete one.
+  const unplaced = verdict.findings.filter(
+    (f) => f.verdict === 'fail' && (f.recordId === undefined || !roundIds.has(f.recordId)),
+  );
+  const unplacedWhy = describe(unplaced);
   for (const record of next.records) {
-    if (!update.recordIds.includes(record.id)) continue;
-    const own = verdict.findings.filter((f) => f.recordId === undefined || f.recordId === record.id);
+    if (!roundIds.has(record.id)) continue;
+    const own = verdict.findings.filter((f) => f.recordId === record.id);
     const evidence: Evidence[] = own.map((f) => ({
       round,
       audit,
@@ -87,7 +97,8 @@ export function applyAudit(state: TaskState, update: AuditUpdate): TaskState {
     }
     record.evidence.push(...evidence);
     const failing = own.filter((f) => f.verdict === 'fail');
-    const why = failing.map((f) => `${f.check}: ${f.observed}`).join('; ');
+    const why = describe(failing) || (unplacedWhy ? `findings naming no record: ${unplacedWhy}` : '');
+    const observedPass = own.some((f) => f.verdict === 'pass' && f.observed.trim() !== '');
     if (violation || verdict.integrity !== 'clean') {
       record.status = 'untrusted';
       record.reason = clip(
@@ -100,20 +111,28 @@ export function applyAudit(state: TaskState, update: AuditUpdate): TaskState {
     } else if (verdict.status === 'blocked') {
       record.status = 'blocked';
       record.reason = clip(why || `The audit of round ${round} found the contract blocked.`);
-    } else if (verdict.status === 'complete' && own.some((f) => f.verdict === 'pass') && failing.length === 0) {
+    } else if (verdict.status === 'complete' && observedPass && failing.length === 0 && unplaced.length === 0) {
       record.status = 'completed';
       delete record.reason;
     } else {
       record.status = 'pending';
-      record.reason = clip(
-        why ||
-          (verdict.status === 'complete'
-            ? `The audit of round ${round} gave no passing evidence for this record.`
-            : `The audit of round ${round} found the contract incomplete.`),
-      );
+      record.reason = clip(why || pendingReason(round, verdict.status, own));
     }
   }
   return next;
+}
+
+/** Failing findings as one line of `check: observed`. */
+function describe(findings: readonly AuditFinding[]): string {
+  return findings.map((f) => `${f.check}: ${f.observed}`).join('; ');
+}
+
+/** Why a record with no failing finding stays pending. */
+function pendingReason(round: number, status: AuditVerdict['status'], own: readonly AuditFinding[]): string {
+  if (own.length === 0) return `The audit of round ${round} gave no finding naming this record.`;
+  if (!own.some((f) => f.verdict === 'pass')) return `The audit of round ${round} gave no passing finding for it.`;
+  if (status !== 'complete') return `The audit of round ${round} found the contract incomplete.`;
+  return `The audit of round ${round} passed this record without saying what it observed.`;
 }
 
 /** Saves the state to {@link TASK_STATE_FILE} (an atomic write through the workspace). */

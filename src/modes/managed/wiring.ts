@@ -1,20 +1,23 @@
 /**
- * Which manager, auditor and executor a managed run uses: the built-in ones wired to the run's backends, sampling,
- * memory and tools, or the host's replacements.
+ * Which manager, auditor, executor and final verifier a managed run uses: the built-in ones wired to the run's
+ * backends, sampling, memory and each role's tools, or the host's replacements.
  * @module
  */
 import type { LlmBackend, Purpose } from '../../backend/types.js';
 import type { EmitEvent } from '../../events.js';
 import { Executor } from '../../executor/executor.js';
 import type { ExecutorLike } from '../../contracts/executor.js';
+import type { VerifierLike } from '../../contracts/roles.js';
 import type { Sampling } from '../../llm/call-model.js';
 import { singleShotHooks } from '../../memory/single-shot.js';
 import type { ExecutionMemory } from '../../memory/types.js';
-import { readOnlyTools } from '../../tools/builtin/index.js';
-import type { ToolRegistry } from '../../tools/registry.js';
+import { ToolRegistry } from '../../tools/registry.js';
+import type { Tool } from '../../tools/types.js';
+import { Verifier } from '../../verifier/verifier.js';
 import type { Workspace } from '../../workspace/types.js';
 import { isHarnessAgent } from './adapters.js';
 import type { AgentAdapter } from '../../contracts/agent-adapter.js';
+import { defaultAuditorTools, type AuditorToolSet } from './audit-tools.js';
 import { Auditor } from './auditor.js';
 import type { ExecutionDeps } from './execution.js';
 import { Manager } from './manager.js';
@@ -35,6 +38,8 @@ export interface WiringContext {
   memory: ExecutionMemory;
   registry: ToolRegistry;
   limits: { maxIterations: number; timeoutMs: number; toolTimeoutMs: number };
+  /** The final check's verifier; absent: a `Verifier` on the `verify` role's backend. */
+  verifier?: VerifierLike | undefined;
 }
 
 /** The roles of one managed run. */
@@ -42,44 +47,40 @@ export interface ManagedRoles {
   manager: ManagerLike;
   auditor: AuditorLike;
   execution: ExecutionDeps;
-  /** Whether the executor's episodes spend the run's ReAct iterations (the built-in loop does, external agents do not). */
-  executorUsesIterations: boolean;
-  /** Whether audits spend them (the built-in loop, and any replacement auditor that reports iterations). */
-  auditorUsesIterations: boolean;
+  /** The final check's verifier (made on first use). */
+  verifier: () => VerifierLike;
+  /** Whether the executor is the built-in loop (given the run's time left, so its timeout is the run's). */
+  builtinExecutor: boolean;
+  /** Whether the built-in auditor can run commands; undefined for an external or replaced auditor. */
+  auditorRunsCommands: boolean | undefined;
+  /** What the user should know about the roles' tools, for `run-start`. */
+  warnings: string[];
 }
 
 /** Wires the roles of one run from its options. */
 export function wireRoles(o: ResolvedManagedOptions, run: WiringContext): ManagedRoles {
   const builtinExecutor = builtin(o.agents.executor);
+  const builtinAuditor = !o.components.auditor && builtin(o.agents.auditor);
+  const executorTools = o.executorTools
+    ? new ToolRegistry(o.executorTools, { toolTimeoutMs: run.limits.toolTimeoutMs })
+    : run.registry;
+  const auditorTools: AuditorToolSet | undefined = builtinAuditor
+    ? o.auditorTools
+      ? { tools: [...o.auditorTools], warnings: [] }
+      : defaultAuditorTools(run.registry.list())
+    : undefined;
+  const auditor = o.components.auditor ?? builtInAuditor(o, run, auditorTools?.tools ?? []);
   let executor: ExecutorLike | undefined;
+  let verifier: VerifierLike | undefined;
   return {
     manager: o.components.manager ?? manager(o, run),
-    auditor:
-      o.components.auditor ??
-      new Auditor({
-        ...(builtin(o.agents.auditor) ? {} : { agent: o.agents.auditor }),
-        backend: run.backendFor('audit'),
-        // The host's tools that never change anything; the Auditor adds read_file and list_files when missing.
-        tools: readOnlyTools(run.registry.list()),
-        memory: run.memory,
-        emit: run.emit,
-        backendFor: run.backendFor,
-        samplingFor: run.samplingFor,
-        maxOutputTokens: run.maxOutputTokens,
-        now: run.now,
-        ...(o.prompts.audit ? { prompt: o.prompts.audit } : {}),
-        limits: {
-          maxIterations: o.auditorIterations,
-          timeoutMs: run.limits.timeoutMs,
-          toolTimeoutMs: run.limits.toolTimeoutMs,
-        },
-      }),
+    auditor,
     execution: {
       agent: builtinExecutor ? undefined : o.agents.executor,
       executor: () =>
         (executor ??= new Executor({
           backend: run.backendFor('execute'),
-          tools: run.registry,
+          tools: executorTools,
           memory: run.memory,
           emit: run.emit,
           backendFor: run.backendFor,
@@ -93,18 +94,57 @@ export function wireRoles(o: ResolvedManagedOptions, run: WiringContext): Manage
       backendFor: run.backendFor,
       evidenceShown: MANAGED_DEFAULTS.evidenceShown,
     },
-    executorUsesIterations: builtinExecutor,
-    auditorUsesIterations: o.components.auditor !== undefined || builtin(o.agents.auditor),
+    verifier: () => (verifier ??= run.verifier ?? builtInVerifier(run)),
+    builtinExecutor,
+    auditorRunsCommands: builtinAuditor && auditor instanceof Auditor ? auditor.commands !== 'none' : undefined,
+    warnings: toolWarnings([...(builtinExecutor ? executorTools.list() : []), ...(auditorTools?.tools ?? [])]).concat(
+      auditorTools?.warnings ?? [],
+    ),
   };
+}
+
+function builtInAuditor(o: ResolvedManagedOptions, run: WiringContext, tools: readonly Tool[]): Auditor {
+  return new Auditor({
+    ...(builtin(o.agents.auditor) ? {} : { agent: o.agents.auditor }),
+    backend: run.backendFor('audit'),
+    // Each must be read-only; the Auditor adds read_file and list_files when missing.
+    tools,
+    memory: run.memory,
+    emit: run.emit,
+    backendFor: run.backendFor,
+    samplingFor: run.samplingFor,
+    maxOutputTokens: run.maxOutputTokens,
+    now: run.now,
+    ...(o.prompts.audit ? { prompt: o.prompts.audit } : {}),
+    limits: {
+      maxIterations: o.auditorIterations,
+      timeoutMs: run.limits.timeoutMs,
+      toolTimeoutMs: run.limits.toolTimeoutMs,
+    },
+  });
 }
 
 /** The built-in manager: its calls fitted into the window by the run's memory, with the `manage` role's settings. */
 function manager(o: ResolvedManagedOptions, run: WiringContext): Manager {
-  const hooks = singleShotHooks(
+  return new Manager({ ...singleShot(run, 'manage'), ...(o.prompts.manage ? { prompt: o.prompts.manage } : {}) });
+}
+
+/** A `Verifier` on the `verify` role's backend, for a run whose host passes none. */
+function builtInVerifier(run: WiringContext): Verifier {
+  return new Verifier(singleShot(run, 'verify'));
+}
+
+function singleShot(run: WiringContext, role: 'manage' | 'verify') {
+  return singleShotHooks(
     { ...run, summarizer: run.backendFor('summarize'), summarizerSampling: run.samplingFor('summarize') },
-    { backend: run.backendFor('manage'), sampling: run.samplingFor('manage'), maxOutputTokens: run.maxOutputTokens },
+    { backend: run.backendFor(role), sampling: run.samplingFor(role), maxOutputTokens: run.maxOutputTokens },
   );
-  return new Manager({ ...hooks, ...(o.prompts.manage ? { prompt: o.prompts.manage } : {}) });
+}
+
+/** Each tool's warnings, once, as `name: warning`. */
+function toolWarnings(tools: readonly Tool[]): string[] {
+  const warnings = tools.flatMap((tool) => (tool.warnings ?? []).map((w) => `${tool.name}: ${w}`));
+  return [...new Set(warnings)];
 }
 
 function builtin(agent: AgentAdapter | undefined): boolean {

@@ -7,12 +7,13 @@ import { HarnessError } from '../../errors.js';
 import { describeIssues } from '../../util/did-you-mean.js';
 import type { AgentAdapter } from '../../contracts/agent-adapter.js';
 import type { AuditorLike, ManagerLike, OnAsk } from '../../contracts/managed.js';
+import type { Tool } from '../../tools/types.js';
 
 /** Every default of managed mode in one place. */
 export const MANAGED_DEFAULTS = {
   /** Manager decisions per run (LongHorizon-Harness); a round is one decision and, for `execute`, its execution and audit. */
   maxRounds: 20,
-  /** ReAct iterations of the built-in executor in one round (within the run's `limits.maxIterations`). */
+  /** ReAct iterations of the built-in executor in one round (at most `limits.maxIterations`, the bound of one loop). */
   executorIterations: 50,
   /** ReAct iterations of the built-in auditor in one round, its one re-ask included. */
   auditorIterations: 30,
@@ -31,6 +32,19 @@ export const MANAGED_DEFAULTS = {
 const isFn = (value: unknown): boolean => typeof value === 'function';
 const hasMethod = (name: string) => (value: unknown) =>
   typeof value === 'object' && value !== null && typeof (value as Record<string, unknown>)[name] === 'function';
+const tool = z.custom<Tool>(
+  (value) => hasMethod('execute')(value) && typeof (value as { name?: unknown }).name === 'string',
+  'must be a Tool (create one with defineTool)',
+);
+const readOnlyToolList = z.array(tool).superRefine((tools, ctx) => {
+  const writing = tools.filter((t) => !t.readOnly).map((t) => t.name);
+  if (writing.length) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be read-only tools (readOnly: true); not read-only: ${writing.join(', ')}. Pass readOnlyTools(tools), or executeCommandTool({ workspaceAccess: 'read-only' }) for commands`,
+    });
+  }
+});
 const adapter = z.custom<AgentAdapter>(
   (value) => hasMethod('runEpisode')(value) && typeof (value as { name?: unknown }).name === 'string',
   'must be an AgentAdapter ({ name, runEpisode }): harnessAgent(), commandAgent({ … }) or functionAgent(fn)',
@@ -40,10 +54,33 @@ const adapter = z.custom<AgentAdapter>(
 export const ManagedOptionsSchema = z.strictObject({
   /** Manager decisions per run. @defaultValue 20 */
   maxRounds: z.number().int().min(1).default(MANAGED_DEFAULTS.maxRounds),
-  /** ReAct iterations of the built-in executor per round. @defaultValue 50 */
+  /**
+   * ReAct iterations of the built-in executor per round; `limits.maxIterations`, the bound of one loop, caps it.
+   * @defaultValue 50
+   */
   executorIterations: z.number().int().min(1).default(MANAGED_DEFAULTS.executorIterations),
-  /** ReAct iterations of the built-in auditor per round. @defaultValue 30 */
+  /**
+   * ReAct iterations of the built-in auditor per round, its re-ask included; `limits.maxIterations` caps it.
+   * @defaultValue 30
+   */
   auditorIterations: z.number().int().min(1).default(MANAGED_DEFAULTS.auditorIterations),
+  /**
+   * The final global check: before the run ends `succeeded`, the Verifier (the `verify` role, as in the pipeline)
+   * judges the manager's final answer and the files the executors produced against the original request; a failed
+   * check goes back to the manager, a verdict that cannot be had ends the run `unverified`. `false` ends on the
+   * completion gate alone, as LongHorizon-Harness does (the ablation).
+   * @defaultValue true
+   */
+  finalVerification: z.boolean().default(true),
+  /** The built-in executor's tools. @defaultValue every tool of the harness (`tools`) */
+  executorTools: z.array(tool).optional(),
+  /**
+   * The built-in auditor's tools, each `readOnly` (others are refused with `invalid-options`); `read_file` and
+   * `list_files` are added when missing.
+   * @defaultValue the harness's read-only tools, plus a read-only `execute_command` (the workspace mounted read-only,
+   * no network) where bubblewrap is available
+   */
+  auditorTools: readOnlyToolList.optional(),
   /**
    * Answers the manager's questions (`next: 'ask'`); the answer goes to the manager as a user message. Without it a
    * question ends the run `blocked`.

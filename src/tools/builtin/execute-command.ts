@@ -17,6 +17,7 @@ import {
   spawnInWorkspace,
   type SandboxMode,
   type SandboxStatus,
+  type WorkspaceAccess,
   type WorkspaceProcess,
 } from './sandbox.js';
 import { parseOptions } from './search-providers/http.js';
@@ -29,6 +30,14 @@ export interface ExecuteCommandToolOptions {
   approve?: ApproveFn;
   /** @defaultValue 'auto' */
   sandbox?: SandboxMode;
+  /**
+   * `read-only`: commands see the workspace mounted read-only, without the harness's `.harness/` folder and without
+   * network, so the tool never changes anything and is marked `readOnly` (managed mode's auditor gets one). It needs
+   * bubblewrap: `sandbox: 'none'`, and `'auto'` or `'bwrap'` where bubblewrap is unusable, throw; so does a policy
+   * with `allowNetwork`.
+   * @defaultValue 'read-write'
+   */
+  workspaceAccess?: WorkspaceAccess;
   /** @defaultValue 'bwrap' */
   bwrapPath?: string;
   /**
@@ -61,6 +70,7 @@ const OptionsSchema = z.strictObject({
   policy: z.union([z.instanceof(CommandPolicy), z.record(z.string(), z.unknown())]).optional(),
   approve: z.custom<ApproveFn>((value) => typeof value === 'function', 'must be a function').optional(),
   sandbox: z.enum(['auto', 'bwrap', 'none']).default('auto'),
+  workspaceAccess: z.enum(['read-write', 'read-only']).default('read-write'),
   bwrapPath: z.string().min(1).default('bwrap'),
   timeoutMs: z.number().int().min(100).max(86_400_000).default(DEFAULTS.toolTimeoutMs),
   maxOutputChars: z.number().int().min(200).max(10_000_000).default(20_000),
@@ -149,7 +159,32 @@ export type ExecuteCommandTool = Tool<z.output<typeof CommandInput>> & {
   /** Whether commands run in bwrap; `warning` belongs in the run's `run-start` warnings. */
   readonly sandbox: SandboxStatus;
   readonly policy: CommandPolicy;
+  /** How commands see the workspace. */
+  readonly workspaceAccess: WorkspaceAccess;
 };
+
+/** The sandbox of a read-only tool: bubblewrap, without network, or a `HarnessError` saying why not. */
+function readOnlySandbox(mode: SandboxMode, bwrapPath: string, policy: CommandPolicy): SandboxStatus {
+  if (mode === 'none' || policy.allowNetwork) {
+    throw new HarnessError(
+      'invalid-options',
+      `executeCommandTool: workspaceAccess 'read-only' needs the bubblewrap sandbox without network (got ${
+        mode === 'none' ? "sandbox: 'none'" : 'a policy with allowNetwork'
+      }); a command outside it could change the workspace or the outside world.`,
+    );
+  }
+  try {
+    return sandboxStatus('bwrap', bwrapPath);
+  } catch (error) {
+    throw new HarnessError(
+      'tool-unavailable',
+      `executeCommandTool: workspaceAccess 'read-only' needs the bubblewrap sandbox to mount the workspace read-only. ${
+        error instanceof Error ? error.message : String(error)
+      }`,
+      { cause: error },
+    );
+  }
+}
 
 /**
  * The paper's `execute_command` tool: runs a bash command line in the workspace under a {@link CommandPolicy}
@@ -172,15 +207,24 @@ export function executeCommandTool(options: ExecuteCommandToolOptions = {}): Exe
     opts.policy instanceof CommandPolicy
       ? opts.policy
       : new CommandPolicy(opts.policy as CommandPolicyOptions | undefined);
-  const status = sandboxStatus(opts.sandbox, opts.bwrapPath);
+  const readOnly = opts.workspaceAccess === 'read-only';
+  const status = readOnly
+    ? readOnlySandbox(opts.sandbox, opts.bwrapPath, policy)
+    : sandboxStatus(opts.sandbox, opts.bwrapPath);
   const tool = defineTool({
     name: 'execute_command',
     description:
       'Run a bash command line in the workspace (the working directory is the workspace root). Returns exit code, ' +
       'stdout and stderr. Commands are checked against a policy; some need approval or are refused.' +
-      (status.active ? (policy.allowNetwork ? '' : ' There is no network access.') : ''),
+      (readOnly
+        ? ' The workspace is mounted read-only: a command that writes to it fails. There is no network access.'
+        : status.active
+          ? policy.allowNetwork
+            ? ''
+            : ' There is no network access.'
+          : ''),
     input: CommandInput,
-    readOnly: false,
+    readOnly,
     observation: 'text',
     timeoutMs: opts.timeoutMs + 10_000,
     async execute({ command, cwd }, ctx) {
@@ -208,9 +252,11 @@ export function executeCommandTool(options: ExecuteCommandToolOptions = {}): Exe
           opts.approve,
         );
       }
-      const before = await snapshotFiles(ctx.workspace.root);
+      // A read-only workspace cannot change: no need to look for changed files.
+      const before = readOnly ? undefined : await snapshotFiles(ctx.workspace.root);
       const proc = spawnInWorkspace(opts.shell, ['-c', command], {
         workspaceRoot: ctx.workspace.root,
+        workspaceAccess: opts.workspaceAccess,
         cwd: workDir,
         sandbox: status,
         allowNetwork: policy.allowNetwork,
@@ -233,7 +279,7 @@ export function executeCommandTool(options: ExecuteCommandToolOptions = {}): Exe
           { cause: outcome },
         );
       }
-      const files = await recordChanges(ctx, 'execute_command', before);
+      const files = before ? await recordChanges(ctx, 'execute_command', before) : [];
       const summary = outcome.timedOut
         ? `Timed out after ${opts.timeoutMs} ms; the command and everything it started were killed.`
         : outcome.aborted
@@ -256,6 +302,7 @@ export function executeCommandTool(options: ExecuteCommandToolOptions = {}): Exe
     execute: tool.execute,
     sandbox: status,
     policy,
+    workspaceAccess: opts.workspaceAccess,
     warnings: status.warning ? [status.warning] : [],
   });
   declareSecrets(finished, () => secretsPassedOn(opts), 'value');

@@ -66,7 +66,7 @@ export {
   type PolicyEvaluation,
   type PolicyRule,
 } from './command-policy.js';
-export { sandboxStatus, type SandboxMode, type SandboxStatus } from './sandbox.js';
+export { sandboxStatus, type SandboxMode, type SandboxStatus, type WorkspaceAccess } from './sandbox.js';
 
 /** Options of {@link builtinTools}: one entry per tool; `false` leaves a tool out. */
 export interface BuiltinToolsOptions {

@@ -13,9 +13,9 @@ import path from 'node:path';
 import { HarnessError } from '../../errors.js';
 import { Containment, PROCESS_TOKEN_ENV, processLimitKind, type ProcessLimitKind } from './sandbox/containment.js';
 import { commandEnv } from './sandbox/environment.js';
-import { baseSandboxArgs, HARNESS_STATE_DIR, sandboxArgs } from './sandbox/mounts.js';
+import { baseSandboxArgs, HARNESS_STATE_DIR, sandboxArgs, type WorkspaceAccess } from './sandbox/mounts.js';
 
-export { sandboxArgs, type SandboxArgsOptions } from './sandbox/mounts.js';
+export { sandboxArgs, type SandboxArgsOptions, type WorkspaceAccess } from './sandbox/mounts.js';
 export type { ProcessLimitKind } from './sandbox/containment.js';
 
 /** node:child_process, loaded by the first command rather than with the package. */
@@ -165,6 +165,12 @@ export interface SpawnInWorkspaceOptions {
   workspaceRoot: string;
   cwd?: string;
   sandbox: SandboxStatus;
+  /**
+   * `read-only` mounts the workspace read-only (without the harness's state) and needs the sandbox: without it the
+   * process is not started. `HOME` is then the sandbox's private `/tmp`.
+   * @defaultValue 'read-write'
+   */
+  workspaceAccess?: WorkspaceAccess;
   allowNetwork: boolean;
   /** Names passed on from the harness's environment, beyond the allow-list. */
   passEnv?: readonly string[];
@@ -217,10 +223,23 @@ export function spawnInWorkspace(
   const root = options.workspaceRoot;
   const cwd = options.cwd ?? root;
   const active = options.sandbox.active;
+  const readOnly = options.workspaceAccess === 'read-only';
+  if (readOnly && !active) {
+    throw new HarnessError(
+      'tool-unavailable',
+      `A read-only workspace needs the bubblewrap sandbox, and it is not active (${options.sandbox.reason}); the command was not run.`,
+    );
+  }
   if (active) ensureStateDir(root);
   const containment = new Containment(options.sandbox.processLimit, options.maxProcesses ?? DEFAULT_MAX_PROCESSES);
   const env = {
-    ...commandEnv({ workspaceRoot: root, sandboxed: active, passEnv: options.passEnv, env: options.env }),
+    ...commandEnv({
+      workspaceRoot: root,
+      sandboxed: active,
+      passEnv: options.passEnv,
+      env: options.env,
+      ...(readOnly ? { home: '/tmp' } : {}),
+    }),
     [PROCESS_TOKEN_ENV]: containment.token,
   };
   const inner = containment.innerCommand([command, ...args]);
@@ -229,6 +248,7 @@ export function spawnInWorkspace(
         options.sandbox.bwrapPath,
         ...sandboxArgs({
           workspaceRoot: root,
+          workspaceAccess: options.workspaceAccess,
           cwd,
           allowNetwork: options.allowNetwork,
           readOnlyPaths: options.readOnlyPaths,

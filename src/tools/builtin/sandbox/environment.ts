@@ -18,6 +18,8 @@ export interface CommandEnvOptions {
   workspaceRoot: string;
   /** True inside bubblewrap: `TMPDIR` and the caches live in the sandbox's private `/tmp`. */
   sandboxed: boolean;
+  /** `HOME`, where a program writes its dot-files. @defaultValue the workspace root */
+  home?: string;
   /** More names the host chooses to pass on from its own environment (values as they are, secrets included). */
   passEnv?: readonly string[];
   /** Variables set explicitly (after everything else). */
@@ -36,7 +38,7 @@ export function commandEnv(options: CommandEnvOptions): Record<string, string> {
     if (INHERITED_ENV_NAMES.includes(name) || LOCALE_NAME.test(name) || passed.has(name)) env[name] = value;
   }
   env.PATH ??= '/usr/local/bin:/usr/bin:/bin';
-  env.HOME = options.workspaceRoot;
+  env.HOME = options.home ?? options.workspaceRoot;
   if (options.sandboxed) {
     Object.assign(env, { TMPDIR: '/tmp', MPLCONFIGDIR: '/tmp/.matplotlib', XDG_CACHE_HOME: '/tmp/.cache' });
   } else {

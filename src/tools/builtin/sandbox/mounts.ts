@@ -1,6 +1,7 @@
 /**
- * The bubblewrap file-system view: the workspace read-write, the system directories a program needs read-only, a
- * small `/etc` subset, a private `/tmp`, `/dev` and `/proc` — and nothing else (no home directories, no `/root`).
+ * The bubblewrap file-system view: the workspace read-write (or read-only, without the harness's state folder), the
+ * system directories a program needs read-only, a small `/etc` subset, a private `/tmp`, `/dev` and `/proc` — and
+ * nothing else (no home directories, no `/root`).
  * @module
  */
 import { lstatSync, readlinkSync } from 'node:fs';
@@ -48,10 +49,19 @@ export const SANDBOX_ETC_ENTRIES: readonly string[] = Object.freeze([
   'fonts',
 ]);
 
+/**
+ * How sandboxed code sees the workspace. `read-write`: as it is, except the harness's `.harness/` folder, which is
+ * read-only. `read-only`: nothing in it can be written, and `.harness/` is an empty read-only folder, so a command can
+ * inspect the work but neither change it nor read the harness's state (saved tool outputs of other roles, snapshots).
+ */
+export type WorkspaceAccess = 'read-write' | 'read-only';
+
 /** Options of {@link sandboxArgs}. */
 export interface SandboxArgsOptions {
-  /** Absolute real path of the workspace; bound read-write at the same path. */
+  /** Absolute real path of the workspace; bound at the same path as `workspaceAccess` says. */
   workspaceRoot: string;
+  /** @defaultValue 'read-write' */
+  workspaceAccess?: WorkspaceAccess;
   /** Working directory inside the sandbox (defaults to the workspace). */
   cwd?: string;
   allowNetwork: boolean;
@@ -105,16 +115,16 @@ export function baseSandboxArgs(allowNetwork: boolean, readOnlyPaths: readonly s
 export function sandboxArgs(options: SandboxArgsOptions): string[] {
   const root = options.workspaceRoot;
   const state = path.join(root, HARNESS_STATE_DIR);
+  const workspace =
+    options.workspaceAccess === 'read-only'
+      ? // Over the read-only workspace: an empty, read-only `.harness/` hides the harness's state.
+        ['--ro-bind', root, root, '--tmpfs', state, '--remount-ro', state]
+      : // Over the workspace bind: sandboxed code cannot change the harness's state or plant symlinks in it.
+        ['--bind', root, root, '--ro-bind', state, state];
   return [
     ...baseSandboxArgs(options.allowNetwork, options.readOnlyPaths),
     // After the fresh /tmp, so that a workspace under /tmp stays the real directory.
-    '--bind',
-    root,
-    root,
-    // Over the workspace bind: sandboxed code cannot change the harness's state or plant symlinks in it.
-    '--ro-bind',
-    state,
-    state,
+    ...workspace,
     '--chdir',
     options.cwd ?? root,
     // Last, once every mount point exists: the sandbox's own root (where /etc, /home, … would be) is read-only too.
