@@ -14,7 +14,9 @@ export type RunWarningCode =
   /** The run's finished snapshot could not be saved; its last running one stays in the store. */
   | 'snapshot-save-failed'
   /** Two subtasks that ran at the same time wrote the same workspace file; the later write is what the file holds. */
-  | 'write-conflict';
+  | 'write-conflict'
+  /** A provider reported under half the input tokens counted for a request; the report was ignored for calibration. */
+  | 'usage-under-reported';
 
 /** One planned subtask (the planner's JSON plus a stable id). */
 export interface PlannedSubtask {

@@ -137,8 +137,14 @@ export class LoopModel {
       signal: this.host.signal,
       sampling: settings.samplingFor(purpose),
       maxOutputTokens: this.reserveFor(backend),
-      onUsage: (counted, usage) => {
-        if (exact) memory.observeUsage?.(backend, counted, usage);
+      onUsage: (counted, usage, _used, call) => {
+        const report = {
+          runId: call.runId,
+          purpose: call.purpose,
+          scope: call.scope,
+          emit: (event: EventInput) => this.host.emit(event),
+        };
+        if (exact) memory.observeUsage?.(backend, counted, usage, report);
       },
     };
   }

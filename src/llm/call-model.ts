@@ -55,10 +55,23 @@ export interface ModelCallContext {
   sampling?: Sampling | undefined;
   /** Sent as `maxOutputTokens` where the request sets none; the same number the memory reserved for the answer. */
   maxOutputTokens?: number | undefined;
-  /** Receives the counted input and the provider's usage after every call (the memory calibrates its counts with it). */
-  onUsage?: ((countedInputTokens: number, usage: Usage, backend: LlmBackend) => void) | undefined;
+  /**
+   * Receives the counted input and the provider's usage after every call (the memory calibrates its counts with it),
+   * and the call: its identity and the request as sent.
+   */
+  onUsage?: ((countedInputTokens: number, usage: Usage, backend: LlmBackend, call: UsageCall) => void) | undefined;
   /** Makes the id that ties a call's events together; a random UUID by default. */
   newCallId?: (() => string) | undefined;
+}
+
+/** The call a usage figure belongs to, as `onUsage` is told it. */
+export interface UsageCall {
+  runId: string;
+  purpose: Purpose;
+  scope: string;
+  /** The messages sent (after fitting) and the tool specs offered: what `countedInputTokens` counted. */
+  messages: readonly Message[];
+  tools: readonly ToolSpec[];
 }
 
 /** How a role's calls are made: its sampling, output reserve and usage observer (the harness fills these in per role). */
@@ -175,7 +188,13 @@ export async function callModel(
     release?.();
   }
   const result = normalizeResult(raw);
-  context.onUsage?.(requestTokens, result.usage, backend);
+  context.onUsage?.(requestTokens, result.usage, backend, {
+    runId: context.runId,
+    purpose: context.purpose,
+    scope: context.scope,
+    messages,
+    tools: request.tools ?? [],
+  });
   emit?.({
     type: 'llm-response',
     ...identity,

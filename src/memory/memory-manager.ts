@@ -14,7 +14,7 @@ import { SummaryWriter } from './summary-writer.js';
 import { calibrate, TokenCounter, uncalibrated } from './token-counter.js';
 import { gptTokenizer } from './tokenizer.js';
 import { headTail, searchSnippets } from './truncate.js';
-import type { ExecutionMemory, MemoryScope, PendingRequest } from './types.js';
+import type { ExecutionMemory, MemoryScope, PendingRequest, UsageReport } from './types.js';
 
 // Where full outputs are saved belongs to the manager's public surface (src/index.ts imports it from here).
 export { OUTPUTS_DIR } from './output-log.js';
@@ -99,11 +99,13 @@ export class MemoryManager implements ExecutionMemory {
 
   /**
    * Calibrates `backend`'s counts: from now on they are multiplied by the running ratio of the input tokens its
-   * provider reported to those counted here, plus a 5 % margin. Calls without usage or under 1 000 tokens are ignored.
-   * `countedInputTokens` must be an exact count (never a `sizeRequest` bound): a bound would lower the factor.
+   * provider reported to those counted here, plus a 5 % margin, never below 0.9 (see `CALIBRATION_FLOOR`). Calls
+   * without usage or under 1 000 tokens are ignored, and so is a report under half the count: the first such report
+   * of a backend emits a `run-warning` (`usage-under-reported`) through `report`. `countedInputTokens` must be an
+   * exact count (never a `sizeRequest` bound): a bound would lower the factor.
    */
-  observeUsage(backend: LlmBackend, countedInputTokens: number, usage: Usage): void {
-    this.calibration.observe(backend, countedInputTokens, usage);
+  observeUsage(backend: LlmBackend, countedInputTokens: number, usage: Usage, report?: UsageReport): void {
+    this.calibration.observe(backend, countedInputTokens, usage, report);
   }
 
   /**

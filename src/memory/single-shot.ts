@@ -43,7 +43,7 @@ export interface SingleShotHooks {
 /**
  * Wires one single-shot role: counts calibrated for its backend; every message of its requests protected (it fits
  * whole or fails clearly, never silently cut) with `maxOutputTokens` — at most a quarter of the window — reserved and
- * sent; the provider's usage fed back to the memory.
+ * sent; the provider's usage fed back to the memory when the request's count was exact.
  */
 export function singleShotHooks(
   run: SingleShotRun,
@@ -74,7 +74,16 @@ export function singleShotHooks(
     call: {
       sampling: role.sampling,
       maxOutputTokens: reserve,
-      onUsage: (counted, usage, used) => run.memory.observeUsage?.(used, counted, usage),
+      // Only an exact count calibrates: a request holding a stretch the counter bounded instead is sized high.
+      onUsage: (counted, usage, used, sent) => {
+        if (run.memory.sizeRequest?.(sent.messages, sent.tools, used).exact === false) return;
+        run.memory.observeUsage?.(used, counted, usage, {
+          runId: sent.runId,
+          purpose: sent.purpose,
+          scope: sent.scope,
+          emit: run.emit,
+        });
+      },
     },
   };
 }

@@ -96,7 +96,15 @@ export class SummaryWriter {
           maxOutputTokens,
           // Calibration learns from counts only: a byte bound would lower the factor.
           onUsage: (counted, usage, used) => {
-            if (input.exact) this.calibration.observe(used, counted, usage);
+            if (input.exact) {
+              const report = {
+                runId: scope.runId,
+                purpose: 'summarize' as const,
+                scope: scope.scope,
+                emit: scope.emit,
+              };
+              this.calibration.observe(used, counted, usage, report);
+            }
           },
         },
         { messages: [instructions, { role: 'user', content: mark.block(input.text) }] },

@@ -71,9 +71,21 @@ export interface ExecutionMemory {
   ): { tokens: number; exact: boolean };
   /**
    * Told after every call whose request was counted exactly how many input tokens the memory counted and how many
-   * the provider reported, so counts for that backend can be calibrated. Never told a bound. Optional.
+   * the provider reported, so counts for that backend can be calibrated. Never told a bound. `report` says where to
+   * report a usage figure the memory refuses to learn from. Optional.
    */
-  observeUsage?(backend: LlmBackend, countedInputTokens: number, usage: Usage): void;
+  observeUsage?(backend: LlmBackend, countedInputTokens: number, usage: Usage, report?: UsageReport): void;
+}
+
+/**
+ * Where a memory reports what it makes of a call's usage (a `run-warning` when it ignores a report): the call's run,
+ * purpose and scope, and the run's event sink.
+ */
+export interface UsageReport {
+  runId: string;
+  purpose: Purpose;
+  scope: string;
+  emit: EmitEvent;
 }
 
 const MEMORY_METHODS = ['boundObservation', 'fitRequest', 'pruneAfterOverflow', 'countRequest'] as const;

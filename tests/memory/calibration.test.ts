@@ -1,9 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import type { Message, ToolSpec } from '../../src/backend/types.js';
-import { CALIBRATION_MARGIN, MIN_CALIBRATION_TOKENS, UsageCalibration } from '../../src/memory/calibration.js';
+import type { EventInput } from '../../src/events.js';
+import {
+  CALIBRATION_CEILING,
+  CALIBRATION_FLOOR,
+  CALIBRATION_MARGIN,
+  MIN_CALIBRATION_TOKENS,
+  MIN_REPORTED_SHARE,
+  UsageCalibration,
+} from '../../src/memory/calibration.js';
 import { MemoryManager } from '../../src/memory/memory-manager.js';
 import { TokenCounter } from '../../src/memory/token-counter.js';
-import { fakeBackend, hostWorkspace, quarterTokenizer, round, scopeFor } from './helpers.js';
+import { deterministicText, fakeBackend, hostWorkspace, quarterTokenizer, round, scopeFor } from './helpers.js';
 
 const usage = (inputTokens: number) => ({ inputTokens, outputTokens: 1 });
 
@@ -25,8 +33,8 @@ describe('UsageCalibration', () => {
   it('keeps one factor per backend object', () => {
     const calibration = new UsageCalibration(1);
     const [a, b] = [fakeBackend(32_000), fakeBackend(32_000)];
-    calibration.observe(a, 10_000, usage(7_000));
-    expect(calibration.factor(a)).toBeCloseTo(0.7 * CALIBRATION_MARGIN, 10);
+    calibration.observe(a, 10_000, usage(9_000));
+    expect(calibration.factor(a)).toBeCloseTo(0.9 * CALIBRATION_MARGIN, 10);
     expect(calibration.factor(b)).toBe(1);
   });
 
@@ -39,13 +47,52 @@ describe('UsageCalibration', () => {
     expect(calibration.factor(backend)).toBe(1);
   });
 
-  it('never leaves the range of the calibration option', () => {
+  it('raises counts up to the ceiling, and lowers them only down to the floor', () => {
     const calibration = new UsageCalibration(1);
-    const [huge, tiny] = [fakeBackend(32_000), fakeBackend(32_000)];
+    const [huge, low] = [fakeBackend(32_000), fakeBackend(32_000)];
     calibration.observe(huge, 10_000, usage(1_000_000));
-    calibration.observe(tiny, 10_000, usage(1));
-    expect(calibration.factor(huge)).toBe(10);
-    expect(calibration.factor(tiny)).toBe(0.1);
+    calibration.observe(low, 10_000, usage(6_000));
+    expect(calibration.factor(huge)).toBe(CALIBRATION_CEILING);
+    expect(calibration.factor(low)).toBe(CALIBRATION_FLOOR);
+  });
+
+  it('lowers counts further only when the configured factor starts lower', () => {
+    const calibration = new UsageCalibration(0.5);
+    const backend = fakeBackend(32_000);
+    calibration.observe(backend, 5_000, usage(6_000));
+    expect(calibration.factor(backend)).toBeCloseTo(0.6 * CALIBRATION_MARGIN, 10);
+  });
+
+  it('ignores a report under half the local count, warning once per backend with the figures', () => {
+    const calibration = new UsageCalibration(1);
+    const [ollama, other] = [fakeBackend(32_000), fakeBackend(32_000)];
+    const events: EventInput[] = [];
+    const report = {
+      runId: 'run-1',
+      purpose: 'execute' as const,
+      scope: 'subtask-1',
+      emit: (e: EventInput) => events.push(e),
+    };
+    calibration.observe(ollama, 20_000, usage(10), report);
+    calibration.observe(ollama, 30_000, usage(10), report);
+    calibration.observe(ollama, 20_000, usage(Math.round(MIN_REPORTED_SHARE * 20_000) - 1), report);
+    expect(calibration.factor(ollama)).toBe(1);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({
+      type: 'run-warning',
+      runId: 'run-1',
+      code: 'usage-under-reported',
+      purpose: 'execute',
+      scope: 'subtask-1',
+    });
+    const message = (events[0] as { message: string }).message;
+    expect(message).toContain('fake fake-1 reported 10 input tokens for a request of 20000 tokens');
+    expect(message).toContain('ignored');
+    // Another backend is warned about on its own; a report of at least half is learned from.
+    calibration.observe(other, 20_000, usage(10), report);
+    expect(events).toHaveLength(2);
+    calibration.observe(other, 20_000, usage(MIN_REPORTED_SHARE * 20_000));
+    expect(calibration.factor(other)).toBe(CALIBRATION_FLOOR);
   });
 });
 
@@ -113,6 +160,33 @@ describe('MemoryManager calibration', () => {
     expect(backend.calls).toHaveLength(1);
     expect(provider(fitted, tools) + 4_000).toBeLessThanOrEqual(32_000);
     expect(scope.events.map((e) => e.type)).toEqual(['llm-request', 'llm-response', 'memory-compress', 'memory-prune']);
+  });
+
+  it('keeps every request under the window when the provider reports 10 input tokens per call', async () => {
+    const backend = fakeBackend(
+      16_000,
+      () => 'Summary of the probes.',
+      () => usage(10),
+    );
+    const memory = new MemoryManager({ tokenizer: quarterTokenizer });
+    const truth = new TokenCounter(quarterTokenizer);
+    const scope = scopeFor(backend, hostWorkspace());
+    let dialogue: Message[] = [...prefix];
+    const sizes: number[] = [];
+    for (let step = 0; step < 10; step++) {
+      dialogue = [...dialogue, ...round(`r${step}`, [deterministicText(step, 12_000)])];
+      dialogue = await memory.fitRequest(
+        { messages: dialogue, tools, protectedCount: 2, maxOutputTokens: 2_000 },
+        scope,
+      );
+      // As the executor does: the exact count and the provider's figure go back to the memory.
+      memory.observeUsage(backend, memory.countRequest(dialogue, tools, backend), usage(10), scope);
+      sizes.push(truth.request(dialogue, tools) + 2_000);
+    }
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(16_000);
+    expect(memory.countRequest(dialogue, tools, backend)).toBe(memory.countRequest(dialogue, tools));
+    const warnings = scope.events.filter((e) => e.type === 'run-warning');
+    expect(warnings).toEqual([expect.objectContaining({ code: 'usage-under-reported' })]);
   });
 
   it('starts from the configured calibration', () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Message, ToolSpec } from '../../src/backend/types.js';
 import { ContextOverflowError, HarnessError } from '../../src/errors.js';
 import { reservedOutputTokens } from '../../src/llm/call-model.js';
-import { CALIBRATION_MARGIN } from '../../src/memory/calibration.js';
+import { CALIBRATION_FLOOR, CALIBRATION_MARGIN } from '../../src/memory/calibration.js';
 import { MemoryManager } from '../../src/memory/memory-manager.js';
 import { splitRounds } from '../../src/memory/rounds.js';
 import { SUMMARY_HEADER } from '../../src/memory/summary-prompt.js';
@@ -435,7 +435,9 @@ describe('fitRequest properties', () => {
             const memory = new MemoryManager({ tokenizer, ...options });
             const reported = Math.round(10_000 * providerRatio);
             if (providerRatio !== 1) memory.observeUsage(backend, 10_000, { inputTokens: reported, outputTokens: 0 });
-            const factor = providerRatio === 1 ? 1 : (reported / 10_000) * CALIBRATION_MARGIN;
+            // A provider counting fewer tokens lowers the factor only down to the floor.
+            const factor =
+              providerRatio === 1 ? 1 : Math.max(CALIBRATION_FLOOR, (reported / 10_000) * CALIBRATION_MARGIN);
             // A counter of its own: a stale or partial count inside the manager must not hide an oversized request.
             const independent = new TokenCounter(quarterTokenizer);
             const providerCount = (messages: Message[], specs: ToolSpec[]) =>
