@@ -5,6 +5,7 @@
 import { HarnessError, toHarnessError } from '../errors.js';
 import type { LoopCheckpoint, OptionsFingerprint, RunCheckpointer, RunSnapshot, RunStore } from './types.js';
 import { LatestWriter } from '../util/latest-writer.js';
+import type { SnapshotSeal } from './snapshot-seal.js';
 import { LIBRARY_VERSION, SNAPSHOT_FORMAT } from './version.js';
 
 /** What a run's checkpointer needs to know about the run. @internal */
@@ -23,6 +24,8 @@ export interface CheckpointerInit {
   seq: () => number;
   /** Reports a snapshot that could not be saved when nothing can stop any more (the finished one). */
   warn: (message: string) => void;
+  /** Seals each snapshot right before it is written (saves collapsed into a newer one are never sealed). */
+  seal: SnapshotSeal;
 }
 
 type Progress = Parameters<RunCheckpointer['save']>[0];
@@ -45,7 +48,7 @@ export class StoreCheckpointer implements RunCheckpointer {
     this.#init = init;
     this.#writer = new LatestWriter(async (snapshot) => {
       try {
-        await init.store.save(init.runId, snapshot);
+        await init.store.save(init.runId, init.seal.seal(snapshot));
       } catch (error) {
         throw storeFailed(init.runId, 'save', error);
       }

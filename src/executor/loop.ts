@@ -138,7 +138,7 @@ export class Loop {
     this.specs = [...settings.tools.specs(), SUBMIT_SPEC];
     if (input.onCheckpoint) {
       this.saver = new CheckpointSaver(input.onCheckpoint);
-      this.journal = new ToolJournal(input.resumeFrom?.toolCalls);
+      this.journal = new ToolJournal(input.resumeFrom?.toolCalls, settings.tools);
     }
     const { toolTimeoutMs } = settings.limits;
     this.round = {

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { StoreCheckpointer } from '../../src/durability/checkpointer.js';
+import { SnapshotSeal } from '../../src/durability/snapshot-seal.js';
 import type { RunSnapshot, RunStore } from '../../src/durability/types.js';
 import { LIBRARY_VERSION } from '../../src/durability/version.js';
 
@@ -23,8 +24,11 @@ class SlowStore implements RunStore {
   delete = async () => undefined;
 }
 
-function checkpointer(store: RunStore, warnings: string[] = []) {
+const KEY = 'a test key of at least thirty-two bytes';
+
+async function checkpointer(store: RunStore, warnings: string[] = []) {
   let seq = 0;
+  const seal = await SnapshotSeal.forRun({ runId: 'r1', option: KEY, store });
   return {
     bump: () => {
       seq += 1;
@@ -40,6 +44,7 @@ function checkpointer(store: RunStore, warnings: string[] = []) {
       now: () => 42,
       seq: () => seq,
       warn: (message) => warnings.push(message),
+      seal,
     }),
   };
 }
@@ -47,7 +52,7 @@ function checkpointer(store: RunStore, warnings: string[] = []) {
 describe('StoreCheckpointer', () => {
   it('saves one snapshot at a time, each a copy of the state when save was called; saves made meanwhile collapse into the newest', async () => {
     const store = new SlowStore();
-    const { checkpointer: c, bump } = checkpointer(store);
+    const { checkpointer: c, bump } = await checkpointer(store);
     const state = { records: [] as number[] };
     const saves: Promise<void>[] = [];
     for (let i = 1; i <= 3; i++) {
@@ -74,18 +79,19 @@ describe('StoreCheckpointer', () => {
       [1, 2, 3, 4, 5],
     ]);
     expect(store.saved[0]).toMatchObject({
-      format: 1,
+      format: 2,
       library: LIBRARY_VERSION,
       runId: 'r1',
       status: 'running',
       savedAt: 42,
       dataMark: '0123456789abcdef',
+      mac: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
   });
 
   it('rejects with store-failed, and every later save too, without calling the store again', async () => {
     const store = new SlowStore();
-    const { checkpointer: c } = checkpointer(store);
+    const { checkpointer: c } = await checkpointer(store);
     store.fail = true;
     await expect(c.save({ state: 1, used: { iterations: 0, elapsedMs: 0 } })).rejects.toMatchObject({
       code: 'store-failed',
@@ -101,7 +107,7 @@ describe('StoreCheckpointer', () => {
   it('saves the finished snapshot with the result and the last state, and only warns when that fails', async () => {
     const store = new SlowStore();
     const warnings: string[] = [];
-    const { checkpointer: c } = checkpointer(store, warnings);
+    const { checkpointer: c } = await checkpointer(store, warnings);
     await c.save({ state: 'last', used: { iterations: 3, elapsedMs: 9 }, loops: [{ scope: 'x' } as never] });
     await c.finish({ status: 'succeeded' });
     expect(store.saved.at(-1)).toMatchObject({ status: 'finished', state: 'last', result: { status: 'succeeded' } });
