@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -20,5 +22,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // The per-user snapshot key file of the runs the tests start (and of their child processes): not in the home of
+    // whoever runs the tests.
+    env: {
+      HORIZON_HARNESS_STATE_DIR: path.join(tmpdir(), `horizon-harness-test-state-${process.getuid?.() ?? 'user'}`),
+    },
   },
 });

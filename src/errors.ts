@@ -68,6 +68,10 @@ export type HarnessErrorCode =
   | 'run-not-found'
   /** A snapshot was made by another library version, other options or another mode; it was not applied. */
   | 'resume-incompatible'
+  /** A snapshot fails its authentication: it was changed, or not written by the harness with this run's key. */
+  | 'snapshot-tampered'
+  /** A snapshot is cut short, malformed, too large or too deeply nested to be read; it was not applied. */
+  | 'snapshot-corrupt'
   /** A subpath export (`horizon-harness/mcp`, `/otel`, `/bullmq`) was used without its optional peer dependency. */
   | 'missing-peer-dependency'
   /** Anything else; the `cause` holds the original error. */

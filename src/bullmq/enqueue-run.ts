@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Job, JobsOptions } from 'bullmq';
+import { assertRunId } from '../durability/run-id.js';
 import { HarnessError } from '../errors.js';
 
 /** The data of a run job: what `harness.run()` gets in the worker. */
@@ -79,11 +80,13 @@ export function runJobData(input: EnqueueRunInput): RunJobData {
     );
   }
   const runId = object.runId ?? `run-${randomUUID()}`;
-  // BullMQ refuses integer job ids and ids with ':' (its key separator); say so before it does.
-  if (typeof runId !== 'string' || !runId || runId.includes(':') || `${Number.parseInt(runId, 10)}` === runId) {
+  // The worker names the run's workspace `<workspaceRoot>/<runId>`: the run-id rule keeps it there.
+  assertRunId(runId, 'enqueueRun (or found in a job of the queue)');
+  // BullMQ refuses integer job ids; say so before it does (the rule already excludes its ":" separator).
+  if (`${Number.parseInt(runId, 10)}` === runId) {
     throw new HarnessError(
       'invalid-input',
-      `runId "${String(runId)}" cannot be a BullMQ job id: use a non-empty string that is not an integer and has no ":".`,
+      `runId "${runId}" cannot be a BullMQ job id: BullMQ refuses integer job ids; use one with a letter in it.`,
     );
   }
   return { task: object.task, attachments: [...attachments], runId };

@@ -3,7 +3,9 @@
  * the holder of a lock write.
  * @module
  */
+import { assertRunId } from '../durability/run-id.js';
 import { snapshotJson } from '../durability/snapshot-json.js';
+import { MAX_SNAPSHOT_BYTES, parseSnapshotText, snapshotTooLarge } from '../durability/snapshot-parse.js';
 import type { RunSnapshot, RunStore } from '../durability/types.js';
 import { HarnessError } from '../errors.js';
 
@@ -45,6 +47,16 @@ redis.call('SET', KEYS[1], ARGV[1])
 redis.call('SADD', KEYS[2], ARGV[2])
 return 1`;
 
+/** The store's snapshot secret: the one kept, else ARGV[1] kept from now on (one step, so racing workers agree). */
+const SECRET_SCRIPT = `
+local kept = redis.call('GET', KEYS[1])
+if kept then return kept end
+redis.call('SET', KEYS[1], ARGV[1])
+return ARGV[1]`;
+
+/** The snapshot's size first: one too large for a resume to read is not fetched at all. */
+const SIZE_SCRIPT = `return redis.call('STRLEN', KEYS[1])`;
+
 const DELETE_SCRIPT = `
 redis.call('DEL', KEYS[1])
 redis.call('SREM', KEYS[2], ARGV[1])
@@ -83,14 +95,47 @@ export class RedisRunStore implements RunStore {
     this.#fence = options.fence;
   }
 
-  /** The Redis key holding a run's snapshot. */
+  /** The Redis key holding a run's snapshot; the run id must follow the run-id rule (`invalid-input`). */
   keyOf(runId: string): string {
+    assertRunId(runId, 'RedisRunStore');
     return `${this.#prefix}:run:${runId}`;
+  }
+
+  /** The Redis key holding the secret the store's snapshot keys are derived from: `<prefix>:snapshot-secret`. */
+  get secretKey(): string {
+    return `${this.#prefix}:snapshot-secret`;
+  }
+
+  /**
+   * The secret the harness derives the snapshot keys of this store's runs from, kept in Redis at
+   * {@link RedisRunStore.secretKey} (made on first use, 32 random bytes): every worker that reaches this Redis
+   * server resumes the runs, and code in a run's workspace without access to Redis cannot forge their snapshots.
+   */
+  async snapshotSecret(): Promise<Uint8Array> {
+    const fresh = process.getBuiltinModule('node:crypto').randomBytes(32).toString('hex');
+    const kept = await this.#call('read or make the snapshot secret', () =>
+      this.#client.eval(SECRET_SCRIPT, 1, this.secretKey, fresh),
+    );
+    const text = String(kept);
+    if (!/^[0-9a-f]{64,}$/.test(text)) {
+      throw new HarnessError(
+        'store-failed',
+        `The value at Redis key "${this.secretKey}" is not a snapshot secret (hex digits). Delete it to have a new one made (snapshots sealed with the old one can then no longer be resumed).`,
+      );
+    }
+    return Buffer.from(text, 'hex');
   }
 
   async save(runId: string, snapshot: RunSnapshot): Promise<void> {
     const keys = [this.keyOf(runId), this.#indexKey];
-    const args = [snapshotJson(snapshot), runId];
+    const json = snapshotJson(snapshot);
+    if (Buffer.byteLength(json) > MAX_SNAPSHOT_BYTES) {
+      throw new HarnessError(
+        'store-failed',
+        `Refused to save the snapshot of run "${runId}": it is ${Buffer.byteLength(json)} bytes, over the limit of ${MAX_SNAPSHOT_BYTES} a resume reads.`,
+      );
+    }
+    const args = [json, runId];
     if (this.#fence) {
       keys.push(this.#fence.key);
       args.push(this.#fence.token);
@@ -107,25 +152,20 @@ export class RedisRunStore implements RunStore {
     }
   }
 
+  /**
+   * The run's snapshot, read as untrusted input: its size is checked before it is fetched, then it is parsed with
+   * bounds (`snapshot-corrupt` for one too large, not JSON or not a snapshot).
+   */
   async load(runId: string): Promise<RunSnapshot | undefined> {
     const key = this.keyOf(runId);
+    const where = `Redis key "${key}"`;
+    const size = Number(
+      await this.#call(`measure the snapshot of run "${runId}"`, () => this.#client.eval(SIZE_SCRIPT, 1, key)),
+    );
+    if (size > MAX_SNAPSHOT_BYTES) throw snapshotTooLarge(where, size);
     const text = await this.#call(`load the snapshot of run "${runId}"`, () => this.#client.get(key));
     if (text === null || text === undefined) return undefined;
-    let snapshot: unknown;
-    try {
-      snapshot = JSON.parse(text);
-    } catch (error) {
-      throw new HarnessError('store-failed', `The snapshot of run "${runId}" at Redis key "${key}" is not JSON.`, {
-        cause: error,
-      });
-    }
-    if (typeof snapshot !== 'object' || snapshot === null || Array.isArray(snapshot)) {
-      throw new HarnessError(
-        'store-failed',
-        `The value at Redis key "${key}" is not a run snapshot (a JSON object); delete it or use another prefix.`,
-      );
-    }
-    return snapshot as RunSnapshot;
+    return parseSnapshotText(Buffer.from(text, 'utf8'), where) as unknown as RunSnapshot;
   }
 
   async list(): Promise<string[]> {

@@ -6,6 +6,7 @@
 import { HarnessError, toHarnessError } from '../errors.js';
 import type { LoopCheckpoint, OptionsFingerprint, RunCheckpointer, RunSnapshot, RunStore } from './types.js';
 import { LatestWriter } from '../util/latest-writer.js';
+import type { SnapshotSeal } from './snapshot-seal.js';
 import { LIBRARY_VERSION, SNAPSHOT_FORMAT } from './version.js';
 
 /** What a run's checkpointer needs to know about the run. @internal */
@@ -28,6 +29,8 @@ export interface CheckpointerInit {
   timeoutMs: number;
   /** The run's own signal (its caller's abort, `harness.close()`): see {@link StoreCheckpointer.stopOn}. */
   signal?: AbortSignal | undefined;
+  /** Seals each snapshot right before it is written (saves collapsed into a newer one are never sealed). */
+  seal: SnapshotSeal;
 }
 
 type Progress = Parameters<RunCheckpointer['save']>[0];
@@ -59,7 +62,7 @@ export class StoreCheckpointer implements RunCheckpointer {
       // ends with the run's stop.
       const signal = snapshot.status === 'finished' ? undefined : this.#stopped.signal;
       try {
-        await boundedStoreCall(() => init.store.save(init.runId, snapshot), {
+        await boundedStoreCall(() => init.store.save(init.runId, init.seal.seal(snapshot)), {
           runId: init.runId,
           operation: 'save',
           timeoutMs: init.timeoutMs,

@@ -6,19 +6,27 @@
  * @module
  */
 import { lstatSync } from 'node:fs';
-import { mkdir, readdir, realpath, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, realpath, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { HarnessError } from '../errors.js';
 import { errnoCode } from '../workspace/file-errors.js';
 import { openNoFollowDir } from '../workspace/no-follow-dir.js';
-import { readRegularFile, writeAtomically } from '../workspace/safe-fs.js';
+import { withCheckedEntry, writeAtomically } from '../workspace/safe-fs.js';
+import { assertRunId, isRunId } from './run-id.js';
 import { snapshotChunks } from './snapshot-json.js';
+import { MAX_SNAPSHOT_BYTES, parseSnapshotText, snapshotCorrupt, snapshotTooLarge } from './snapshot-parse.js';
+import { secretFile, STORE_SECRET_FILE } from './snapshot-secret.js';
 import type { RunSnapshot, RunStore } from './types.js';
 
 /** Options of {@link FileRunStore}. */
 export interface FileRunStoreOptions {
   /** The directory that holds one `<runId>.json` per run; created when missing. */
   dir: string;
+  /**
+   * The largest snapshot the store writes or reads, in bytes: a larger one is refused before it is read
+   * (`snapshot-corrupt`) or written (`store-failed`). @defaultValue 64 MiB
+   */
+  maxSnapshotBytes?: number;
 }
 
 /** Marks the options of {@link FileRunStore.inWorkspace}; not part of the public options. */
@@ -27,7 +35,7 @@ const IN_WORKSPACE = Symbol('in-workspace');
 const WORKSPACE_DIR = '.harness';
 const NEWLINE = Buffer.from('\n');
 const WORKSPACE_FILE = 'run.json';
-/** File names stay well below the usual 255-byte limit. */
+/** File names stay well below the usual 255-byte limit (upper-case letters and dots are encoded as `%xx`). */
 const MAX_ENCODED_ID = 200;
 const WRITE_TODO = 'Check that the directory is writable and the disk not full.';
 const READ_TODO = 'Check that the file and its directory are readable.';
@@ -51,6 +59,7 @@ const READ_TODO = 'Check that the file and its directory are readable.';
 export class FileRunStore implements RunStore {
   private readonly dir: string;
   private readonly inWorkspace: boolean;
+  private readonly maxBytes: number;
   // The directory with links resolved once: the no-follow walk starts from a real directory.
   private realDir: Promise<string> | undefined;
 
@@ -62,13 +71,45 @@ export class FileRunStore implements RunStore {
         'FileRunStore needs a "dir": the directory to keep run snapshots in, e.g. { dir: "./runs" }.',
       );
     }
+    const max = options.maxSnapshotBytes ?? MAX_SNAPSHOT_BYTES;
+    if (!Number.isSafeInteger(max) || max < 1) {
+      throw new HarnessError('invalid-options', 'FileRunStore maxSnapshotBytes must be a positive integer (bytes).');
+    }
     this.dir = path.resolve(dir);
     this.inWorkspace = (options as { [IN_WORKSPACE]?: boolean })[IN_WORKSPACE] === true;
+    this.maxBytes = max;
   }
 
   /** The default store of a run: its one snapshot at `<root>/.harness/run.json`, inside its workspace. */
   static inWorkspace(root: string): FileRunStore {
     return new FileRunStore({ dir: root, [IN_WORKSPACE]: true } as FileRunStoreOptions);
+  }
+
+  /** The absolute path of the run's snapshot file. */
+  pathOf(runId: string): string {
+    return path.join(this.dir, this.fileOf(runId));
+  }
+
+  /**
+   * Where the store keeps the secret its runs' snapshot keys are derived from: `<dir>/.snapshot-secret`; none for
+   * the store in a workspace, whose agent could read it there (the per-user key file is used instead).
+   */
+  get secretFile(): string | undefined {
+    return this.inWorkspace ? undefined : path.join(this.dir, STORE_SECRET_FILE);
+  }
+
+  /**
+   * The secret of the store's snapshot keys, made on first use (32 random bytes, hex, in a file only this user may
+   * read: see {@link FileRunStore.secretFile}); undefined for the store in a workspace.
+   */
+  async snapshotSecret(): Promise<Uint8Array | undefined> {
+    if (this.inWorkspace) return undefined;
+    try {
+      return await secretFile(path.join(await this.root(true), STORE_SECRET_FILE));
+    } catch (error) {
+      if (HarnessError.isInstance(error)) throw error;
+      throw this.failure('Could not read or make the snapshot secret', STORE_SECRET_FILE, error, WRITE_TODO);
+    }
   }
 
   /** Replaces the run's snapshot atomically; `snapshot.runId` must be `runId`. */
@@ -85,6 +126,15 @@ export class FileRunStore implements RunStore {
       bytes = [...snapshotChunks(snapshot), NEWLINE];
     } catch (error) {
       throw this.failure(`Could not save the snapshot of run "${runId}": it is not plain JSON`, file, error);
+    }
+    const size = bytes.reduce((sum, chunk) => sum + chunk.length, 0);
+    if (size > this.maxBytes) {
+      throw this.failure(
+        `Refused to save the snapshot of run "${runId}": it is ${size} bytes, over the store's limit of ${this.maxBytes}`,
+        file,
+        undefined,
+        'A resume would refuse to read it. Raise maxSnapshotBytes of FileRunStore if runs this large are expected.',
+      );
     }
     try {
       const root = await this.root(true);
@@ -129,7 +179,7 @@ export class FileRunStore implements RunStore {
     }
     return names.flatMap((name) => {
       const runId = runIdOf(name);
-      return runId === undefined ? [] : [runId];
+      return runId === undefined || !isRunId(runId) ? [] : [runId];
     });
   }
 
@@ -158,12 +208,7 @@ export class FileRunStore implements RunStore {
 
   /** The snapshot's path relative to the store's directory. */
   private fileOf(runId: string): string {
-    if (typeof runId !== 'string' || runId === '' || Buffer.from(runId, 'utf8').toString('utf8') !== runId) {
-      throw new HarnessError(
-        'invalid-input',
-        `Invalid run id ${JSON.stringify(runId)}: use a non-empty string of well-formed Unicode.`,
-      );
-    }
+    assertRunId(runId, 'FileRunStore');
     if (this.inWorkspace) return path.join(WORKSPACE_DIR, WORKSPACE_FILE);
     const encoded = encodeRunId(runId);
     if (encoded.length > MAX_ENCODED_ID) {
@@ -175,26 +220,29 @@ export class FileRunStore implements RunStore {
     return `${encoded}.json`;
   }
 
-  /** Reads and parses a snapshot file; `undefined` when there is none. */
+  /**
+   * Reads and parses a snapshot file as untrusted input (size checked before reading, then bounded parsing, see
+   * {@link parseSnapshotText}); `undefined` when there is none. A file that cannot be a snapshot is `snapshot-corrupt`.
+   */
   private async read(file: string): Promise<RunSnapshot | undefined> {
-    let text: string;
+    const where = path.join(this.dir, file);
+    let bytes: Buffer | undefined;
     try {
       const root = await this.root(false);
-      text = (await readRegularFile(root, path.join(root, file), file)).toString('utf8');
+      bytes = await withCheckedEntry(root, path.join(root, file), file, async (readPath, stats) => {
+        if (stats.isDirectory()) throw snapshotCorrupt(where, 'a directory stands there');
+        if (stats.size > this.maxBytes) throw snapshotTooLarge(where, stats.size, this.maxBytes);
+        return readAtMost(readPath, this.maxBytes, where);
+      });
     } catch (error) {
       if (isMissing(error)) return undefined;
+      if (HarnessError.isInstance(error) && error.code === 'snapshot-corrupt') throw error;
       throw this.failure('Could not read a run snapshot', file, error, READ_TODO);
     }
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch (error) {
-      throw this.failure('The run snapshot is not valid JSON', file, error, CORRUPT);
-    }
-    if (typeof value !== 'object' || value === null || typeof (value as RunSnapshot).runId !== 'string') {
-      throw this.failure('The file is not a run snapshot (no "runId")', file, undefined, CORRUPT);
-    }
-    return value as RunSnapshot;
+    if (bytes === undefined) return undefined;
+    const value = parseSnapshotText(bytes, where, this.maxBytes);
+    if (typeof value.runId !== 'string') throw snapshotCorrupt(where, 'it has no "runId"');
+    return value as unknown as RunSnapshot;
   }
 
   /** The store's directory, links resolved; `create` makes it (and its parents) when missing. */
@@ -229,8 +277,25 @@ export class FileRunStore implements RunStore {
   }
 }
 
-const CORRUPT =
-  'It was not written by this store, or was changed since; delete it to start the run afresh, or restore it from a backup.';
+/** Reads at most `limit` bytes of the file at `readPath`; one that grew past it since its size was checked is refused. */
+async function readAtMost(readPath: string, limit: number, where: string): Promise<Buffer> {
+  const handle = await open(readPath, 'r');
+  try {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(Math.min(1024 * 1024, limit + 1 - total));
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
+      if (bytesRead === 0) break;
+      chunks.push(chunk.subarray(0, bytesRead));
+      total += bytesRead;
+      if (total > limit) throw snapshotTooLarge(where, total, limit);
+    }
+    return Buffer.concat(chunks, total);
+  } finally {
+    await handle.close();
+  }
+}
 
 /** A run id as a file name: lower-case letters, digits, `_` and `-` as they are, every other byte as `%xx`. */
 function encodeRunId(runId: string): string {

@@ -13,6 +13,9 @@ const OPEN = Buffer.from('[');
 const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from(']');
 
+/** The bytes of sealed snapshots, made when they were sealed (see {@link registerChunks}). */
+const sealedBytes = new WeakMap<object, Buffer[]>();
+
 /** A random stand-in for a dialogue, drawn once per process: no text of a snapshot can contain it. */
 let standIn: string | undefined;
 
@@ -22,6 +25,8 @@ let standIn: string | undefined;
  * throws (a value that is not plain JSON).
  */
 export function snapshotChunks(snapshot: RunSnapshot): Buffer[] {
+  const sealed = sealedBytes.get(snapshot);
+  if (sealed) return sealed;
   const loops = snapshot.loops;
   if (!Array.isArray(loops) || !loops.some((loop) => Array.isArray(loop?.dialogue))) {
     return [Buffer.from(JSON.stringify(snapshot), 'utf8')];
@@ -44,6 +49,16 @@ export function snapshotChunks(snapshot: RunSnapshot): Buffer[] {
   }
   chunks.push(Buffer.from(skeleton.slice(copied), 'utf8'));
   return chunks;
+}
+
+/**
+ * Records `chunks` as the bytes of `snapshot`, which must be exactly those of `JSON.stringify(snapshot)`: the seal
+ * splices its `mac` into bytes it already encoded, and the store's save then reuses them. A snapshot object is never
+ * changed after it was made, so its bytes never change either.
+ * @internal
+ */
+export function registerChunks(snapshot: RunSnapshot, chunks: Buffer[]): void {
+  sealedBytes.set(snapshot, chunks);
 }
 
 /** {@link snapshotChunks} joined into one string: for stores that take the JSON text whole. */

@@ -21,6 +21,14 @@ export interface RunStore {
   list(): Promise<string[]>;
   /** Removes the run's snapshot (no error when there is none). */
   delete(runId: string): Promise<void>;
+  /**
+   * Optional: the secret the harness derives each run's snapshot key from, kept by the store where the runs' agents
+   * cannot read it (the Redis store keeps one in Redis, `FileRunStore({ dir })` one in `dir`); `undefined` when the
+   * store keeps none. It must be at least 32 random bytes, the same in every process that resumes the store's runs.
+   * The harness's `snapshotKey` option goes first; without either, the per-user key file is used (see
+   * docs/durability.md, "Tamper-evident snapshots").
+   */
+  snapshotSecret?(): Promise<Uint8Array | undefined>;
 }
 
 /**
@@ -29,7 +37,7 @@ export interface RunStore {
  */
 export interface RunSnapshot {
   /** Version of this shape; a snapshot of another format is refused (`resume-incompatible`). */
-  format: 1;
+  format: 2;
   /** The `horizon-harness` version that wrote it. */
   library: string;
   runId: string;
@@ -58,6 +66,12 @@ export interface RunSnapshot {
   loops?: LoopCheckpoint[];
   /** The run's result, once `status` is `finished`. */
   result?: unknown;
+  /**
+   * The seal, always the last field: HMAC-SHA256 (hex) of the snapshot's JSON bytes without it, under a key of this
+   * run that is kept outside the workspace. A resume refuses a snapshot whose seal does not match
+   * (`snapshot-tampered`). Set by the harness when it saves; a store keeps it as it is.
+   */
+  mac?: string;
 }
 
 /**

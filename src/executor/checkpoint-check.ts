@@ -4,64 +4,10 @@
  * before any of it is used.
  * @module
  */
-import { z } from 'zod';
+import { LoopCheckpointSchema } from '../durability/snapshot-schema.js';
 import type { LoopCheckpoint } from '../durability/types.js';
 import { HarnessError } from '../errors.js';
 import { DataMark } from '../prompts/datamark.js';
-
-const count = z.number().int().min(0);
-const ContentSchema = z.union([
-  z.string(),
-  z.array(
-    z.union([
-      z.object({ type: z.literal('text'), text: z.string() }),
-      z.object({ type: z.literal('image'), data: z.string(), mediaType: z.string() }),
-    ]),
-  ),
-]);
-const ToolCallSchema = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
-const MessageSchema = z.discriminatedUnion('role', [
-  z.object({ role: z.literal('system'), content: z.string() }),
-  z.object({ role: z.literal('user'), content: ContentSchema }),
-  z.object({ role: z.literal('assistant'), content: z.string(), toolCalls: z.array(ToolCallSchema).optional() }),
-  z.object({
-    role: z.literal('tool'),
-    toolCallId: z.string(),
-    toolName: z.string(),
-    content: ContentSchema,
-    isError: z.boolean().optional(),
-  }),
-]);
-const JournalSchema = z.object({
-  callId: z.string(),
-  toolName: z.string(),
-  arguments: z.string(),
-  readOnly: z.boolean(),
-  state: z.enum(['started', 'finished']),
-  result: z
-    .object({
-      text: z.string(),
-      isError: z.boolean(),
-      files: z.array(z.string()),
-      images: z.array(z.object({ type: z.literal('image'), data: z.string(), mediaType: z.string() })).optional(),
-      durationMs: z.number().min(0).optional(),
-    })
-    .optional(),
-});
-const CheckpointSchema = z.object({
-  purpose: z.enum(['execute', 'synthesize', 'repair']),
-  scope: z.string(),
-  iterations: count,
-  dialogue: z.array(MessageSchema).min(2),
-  usage: z.object({ inputTokens: count, outputTokens: count, cachedInputTokens: count.optional() }),
-  peakRequestTokens: count,
-  lastText: z.string(),
-  cutOff: z.string(),
-  toolFiles: z.array(z.string()),
-  invalid: z.object({ key: z.string().nullable(), count }),
-  toolCalls: z.array(JournalSchema),
-  interruptedCalls: z.array(z.object({ scope: z.string(), toolName: z.string(), arguments: z.string() })).optional(),
-});
 
 /** The boundary id the saved system prompt names (`⟦data-<id>⟧`). */
 const SAVED_MARK = /\u27e6data-([0-9a-f]{16})\u27e7/;
@@ -75,12 +21,13 @@ export function checkResumable(
   checkpoint: unknown,
   loop: { purpose: string; scope: string; dataMark?: DataMark | undefined },
 ): { checkpoint: LoopCheckpoint; mark: DataMark } {
-  const parsed = CheckpointSchema.safeParse(checkpoint);
+  const parsed = LoopCheckpointSchema.safeParse(checkpoint);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
+    const keys = issue?.code === 'unrecognized_keys' ? ` (${issue.keys.join(', ')})` : '';
     throw new HarnessError(
       'invalid-input',
-      `Invalid executor input "resumeFrom.${issue?.path.join('.') ?? ''}": ${issue?.message ?? 'invalid'}. ` +
+      `Invalid executor input "resumeFrom.${issue?.path.join('.') ?? ''}": ${issue?.message ?? 'invalid'}${keys}. ` +
         'Pass a loop checkpoint exactly as onCheckpoint received it (its snapshot may be damaged or edited).',
     );
   }

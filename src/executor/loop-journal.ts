@@ -75,8 +75,12 @@ export class CheckpointSaver {
 export class ToolJournal {
   private entries: ToolCallJournal[];
 
-  constructor(entries: readonly ToolCallJournal[] = []) {
-    this.entries = entries.map((entry) => ({ ...entry }));
+  /** `entries` of a checkpoint go on with each call's `readOnly` flag as `tools` have it, never as saved. */
+  constructor(entries: readonly ToolCallJournal[] = [], tools?: ToolRegistry) {
+    this.entries = entries.map((entry) => ({
+      ...entry,
+      ...(tools ? { readOnly: isSafeToRepeat(entry.toolName, tools) } : {}),
+    }));
   }
 
   /** Journals each call not journaled yet as started, with its tool's `readOnly` flag. */
@@ -166,7 +170,8 @@ export function journalRedo(checkpoint: Pick<LoopCheckpoint, 'toolCalls'>): {
 /**
  * What a resumed loop answers for each unanswered call without running it: the saved result of a finished call, or
  * the interrupted observation for a started call of a tool that is not read-only. Calls missing here are run: those
- * never started, and started calls of read-only tools.
+ * never started, and started calls of read-only tools. Whether a tool is read-only is the registry's say, not the
+ * journal's: a checkpoint comes from a store the run does not control.
  */
 export function answersFromJournal(
   calls: readonly ToolCall[],
@@ -181,7 +186,7 @@ export function answersFromJournal(
     if (isFinished(entry)) {
       const { text, isError, files, images = [], durationMs = 0 } = entry.result;
       answers.set(call.id, { ...base, text, isError, files: [...files], images: [...images], durationMs });
-    } else if (!entry.readOnly) {
+    } else if (!isSafeToRepeat(call.name, tools)) {
       answers.set(call.id, {
         ...base,
         text: INTERRUPTED_OBSERVATION,

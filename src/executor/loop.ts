@@ -140,7 +140,7 @@ export class Loop {
     this.specs = [...settings.tools.specs(mark), SUBMIT_SPEC];
     if (input.onCheckpoint) {
       this.saver = new CheckpointSaver(input.onCheckpoint);
-      this.journal = new ToolJournal(input.resumeFrom?.toolCalls);
+      this.journal = new ToolJournal(input.resumeFrom?.toolCalls, settings.tools);
     }
     const { toolTimeoutMs } = settings.limits;
     this.round = {

@@ -8,10 +8,16 @@ import path from 'node:path';
 import { boundedStoreCall, StoreCheckpointer } from '../durability/checkpointer.js';
 import { storeFailed } from '../durability/checkpointer.js';
 import { FileRunStore } from '../durability/file-store.js';
+import { assertResumable, type ResumeTarget } from '../durability/snapshot-check.js';
+import { snapshotCorrupt } from '../durability/snapshot-parse.js';
+import { snapshotShapeProblem } from '../durability/snapshot-schema.js';
+import type { SnapshotSeal } from '../durability/snapshot-seal.js';
 import type { OptionsFingerprint, RunSnapshot, RunStore } from '../durability/types.js';
+import { SNAPSHOT_FORMAT } from '../durability/version.js';
 import { HarnessError, toHarnessError } from '../errors.js';
 import { runEventSender, type HarnessEvents, type RunEventNumbering } from '../events.js';
 import { DataMark } from '../prompts/datamark.js';
+import type { ToolRegistry } from '../tools/registry.js';
 
 /** What a run needs to save snapshots and to number its events. @internal */
 export interface RunDurability {
@@ -22,8 +28,8 @@ export interface RunDurability {
 
 /** What {@link runDurability} builds from. @internal */
 export interface RunDurabilityInit {
-  /** The run's store; undefined: the run keeps no snapshots. */
-  store: RunStore | undefined;
+  /** The run's store and the seal of its snapshots; undefined: the run keeps no snapshots. */
+  store: { store: RunStore; seal: SnapshotSeal } | undefined;
   runId: string;
   mode: RunSnapshot['mode'];
   fingerprint: OptionsFingerprint;
@@ -47,7 +53,8 @@ export function runDurability(init: RunDurabilityInit): RunDurability {
   // Only for the warning about a finished snapshot that could not be saved, when the run's report is already made.
   const warn = runEventSender(init.bus, init.now, () => undefined, numbering);
   const checkpointer = new StoreCheckpointer({
-    store: init.store,
+    store: init.store.store,
+    seal: init.store.seal,
     runId: init.runId,
     mode: init.mode,
     fingerprint: init.fingerprint,
@@ -128,29 +135,76 @@ export function resumeSource(
   );
 }
 
+/** What a loaded snapshot is checked against before a resume uses it. @internal */
+export interface SnapshotCheck {
+  /** The seal of the run's snapshots. */
+  seal: SnapshotSeal;
+  /** What the resuming harness is (run, mode, options). */
+  target: ResumeTarget;
+  /** The harness's tools: they, not the snapshot, say which journaled calls are read-only. */
+  registry: ToolRegistry;
+}
+
 /**
- * The run's snapshot from `source`; `run-not-found` when it has none, `store-failed` when the store fails or does not
- * answer within `bound.timeoutMs`; the stop's own error (`aborted`) when `bound.signal` aborts first.
+ * The run's snapshot from `source`, checked as untrusted input: its seal (`snapshot-tampered` unless the harness wrote
+ * it with this run's key), its header (`resume-incompatible` for another format, version, mode or options), then its
+ * exact shape and the paths in it (`snapshot-corrupt`). Rejects with `run-not-found` when there is none,
+ * `store-failed` when the store fails or does not answer within `bound.timeoutMs`, and with the stop's own error
+ * (`aborted`) when `bound.signal` aborts first. The read-only flag of each journaled tool call is taken from the harness's
+ * tools. Nothing of a refused snapshot is applied.
  * @internal
  */
 export async function loadSnapshot(
   runId: string,
   source: SnapshotSource,
+  check: SnapshotCheck,
   bound: { timeoutMs: number; signal: AbortSignal },
 ): Promise<RunSnapshot> {
-  let snapshot: RunSnapshot | undefined;
+  let loaded: unknown;
   try {
-    snapshot = await boundedStoreCall(() => source.store.load(runId), { runId, operation: 'load', ...bound });
+    loaded = await boundedStoreCall(() => source.store.load(runId), { runId, operation: 'load', ...bound });
   } catch (error) {
     if (bound.signal.aborted) throw toHarnessError(error);
+    if (HarnessError.isInstance(error) && error.code === 'snapshot-corrupt') throw error;
     throw storeFailed(runId, 'load', error);
   }
-  if (!snapshot) {
+  if (loaded === undefined || loaded === null) {
     throw new HarnessError(
       'run-not-found',
       `Cannot resume run "${runId}": there is no snapshot of it in ${source.where}. Check the run id and where its ` +
         'snapshots were saved (a run started with store: false has none).',
     );
   }
-  return snapshot;
+  const where = placeOf(source, runId);
+  if (typeof loaded !== 'object' || Array.isArray(loaded)) throw snapshotCorrupt(where, 'it is not a JSON object');
+  const raw = loaded as Record<string, unknown>;
+  // A snapshot of another format has no seal to check: it is refused for its format alone.
+  if (raw.format !== SNAPSHOT_FORMAT) assertResumable(raw, check.target);
+  check.seal.check(raw, runId, where);
+  assertResumable(raw, check.target);
+  const problem = snapshotShapeProblem(raw);
+  if (problem) throw snapshotCorrupt(where, problem);
+  return withJournalFlagsOf(raw, check.registry);
+}
+
+/** Where the run's snapshot is, for messages: the file of a file store, else the store as `resume()` named it. */
+function placeOf(source: SnapshotSource, runId: string): string {
+  if (source.store instanceof FileRunStore) return source.store.pathOf(runId);
+  const keyOf = (source.store as { keyOf?: unknown }).keyOf;
+  if (typeof keyOf === 'function') return `key "${String(keyOf.call(source.store, runId))}" of ${source.where}`;
+  return source.where;
+}
+
+/**
+ * The snapshot with each journaled call's `readOnly` flag as the harness's tools have it now (an unknown tool counts
+ * as read-only, as when the call was journaled: a call of it runs nothing): a snapshot never decides which calls
+ * may be run again.
+ */
+function withJournalFlagsOf(snapshot: RunSnapshot, registry: ToolRegistry): RunSnapshot {
+  if (!snapshot.loops) return snapshot;
+  const loops = snapshot.loops.map((loop) => ({
+    ...loop,
+    toolCalls: loop.toolCalls.map((entry) => ({ ...entry, readOnly: registry.get(entry.toolName)?.readOnly ?? true })),
+  }));
+  return { ...snapshot, loops };
 }

@@ -3,15 +3,15 @@
  * @module
  */
 import path from 'node:path';
-import { assertResumable } from '../durability/snapshot-check.js';
+import { assertRunId } from '../durability/run-id.js';
+import { SnapshotSeal } from '../durability/snapshot-seal.js';
 import type { OptionsFingerprint, ResumeOptions, RunSnapshot, RunStore } from '../durability/types.js';
-import { HarnessError } from '../errors.js';
 import { HarnessEvents, type HarnessEvent, type HarnessEventType, type HarnessListener } from '../events.js';
 import type { RunResult } from '../contracts/work.js';
 import { parseMemoryOptions } from '../memory/options.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { SecretRedactor } from '../util/secrets.js';
-import { loadSnapshot, resumeSource, runDurability, storeOfRun } from './durable-run.js';
+import { loadSnapshot, resumeSource, runDurability, storeOfRun, type SnapshotCheck } from './durable-run.js';
 import { normalizeInput, type RunInput } from './input.js';
 import { optionsFingerprint } from './options-fingerprint.js';
 import { parseHarnessOptions, type HarnessOptions, type ResolvedHarnessOptions } from '../modes/shared/options.js';
@@ -117,8 +117,11 @@ export class Harness {
    * shape as `run()`'s: events from `run-resume` on carry `resumed: true`, and the report counts the resume. A
    * finished run's saved result is returned without running anything. The snapshot is looked for in `options.store`,
    * else the harness's `store`, else the workspace's file store (`options.workspace`, else the harness's workspace
-   * directory). Rejects with `run-not-found` when there is no snapshot, `resume-incompatible` when it was made by
-   * another library version, mode or options (nothing is applied), `store-failed` when the store cannot be read,
+   * directory). A snapshot is untrusted input: nothing of it is applied before it passed every check. Rejects with
+   * `invalid-input` for a run id that breaks the run-id rule, `run-not-found` when there is no snapshot,
+   * `snapshot-tampered` when its seal does not match (it was changed, or not written by the harness with this run's
+   * key), `resume-incompatible` when it was made by another library version, mode or options, `snapshot-corrupt` when
+   * it is cut short, malformed, too large or of an unknown shape, `store-failed` when the store cannot be read,
    * `invalid-input` when the run's workspace directory is gone, `workspace-busy` when a live run holds it, and
    * `harness-closed` after {@link Harness.close}.
    */
@@ -145,35 +148,50 @@ export class Harness {
   private async startRun(input: RunInput): Promise<RunResult> {
     const normalized = normalizeInput(input);
     const runId = normalized.runId ?? this.generateId();
+    assertRunId(runId, normalized.runId === undefined ? 'the harness by its generateId option' : 'harness.run()');
     const lease = await this.workspaces.open(runId);
-    const { store, warning } = await storeOfRun(normalized.store, this.options.store, lease.workspace.root);
-    return this.execute(runId, lease, { ...normalized, store, warnings: warning ? [warning] : [] });
+    let sealed: { store: RunStore; seal: SnapshotSeal } | undefined;
+    const warnings: string[] = [];
+    try {
+      const { store, warning } = await storeOfRun(normalized.store, this.options.store, lease.workspace.root);
+      if (warning) warnings.push(warning);
+      if (store) {
+        const option = this.options.snapshotKey;
+        const seal = await SnapshotSeal.forRun({ runId, option, store, workspaceRoot: lease.workspace.root });
+        if (seal.warning) warnings.push(seal.warning);
+        sealed = { store, seal };
+      }
+    } catch (error) {
+      await lease.end(undefined);
+      throw error;
+    }
+    // Host paths as absolute ones: a resume in another working directory copies the same files.
+    const attachments = normalized.attachments.map((file) => path.resolve(file));
+    return this.execute(runId, lease, { ...normalized, attachments, store: sealed, warnings });
   }
 
   private async resumeRun(runId: string, options: ResumeOptions): Promise<RunResult> {
-    if (typeof runId !== 'string' || !runId) {
-      throw new HarnessError(
-        'invalid-input',
-        'harness.resume() needs the id of the run to resume, a non-empty string.',
-      );
-    }
+    assertRunId(runId, 'harness.resume()');
     const workspace = options.workspace ?? this.workspaces.namedRoot();
     const source = resumeSource(runId, options.store, this.options.store, workspace);
-    const target = { runId, mode: this.options.mode, fingerprint: this.fingerprint };
+    const seal = await SnapshotSeal.forRun({ runId, option: this.options.snapshotKey, store: source.store });
+    const check: SnapshotCheck = {
+      seal,
+      target: { runId, mode: this.options.mode, fingerprint: this.fingerprint },
+      registry: this.registry,
+    };
     // The loads end when the caller aborts or the harness closes, and after storeTimeoutMs.
     const loading = this.runs.signalFor(options.signal);
     const bound = { timeoutMs: this.options.storeTimeoutMs, signal: loading.signal };
     let lease: WorkspaceLease;
     let snapshot: RunSnapshot;
     try {
-      const found = await loadSnapshot(runId, source, bound);
-      assertResumable(found, target);
+      const found = await loadSnapshot(runId, source, check, bound);
       if (found.status === 'finished') return found.result as RunResult;
       lease = await this.workspaces.reopen(path.resolve(workspace ?? found.workspace), runId);
       try {
         // Read again under the lock: the run may have moved on (or finished) while another process held it.
-        snapshot = await loadSnapshot(runId, source, bound);
-        assertResumable(snapshot, target);
+        snapshot = await loadSnapshot(runId, source, check, bound);
       } catch (error) {
         await lease.end(undefined);
         throw error;
@@ -186,7 +204,7 @@ export class Harness {
       return snapshot.result as RunResult;
     }
     const input = { task: snapshot.input.task, attachments: snapshot.input.attachments, signal: options.signal };
-    return this.execute(runId, lease, { ...input, store: source.store, warnings: [] }, snapshot);
+    return this.execute(runId, lease, { ...input, store: { store: source.store, seal }, warnings: [] }, snapshot);
   }
 
   /** Runs (or goes on with) one run on its leased workspace, in the configured mode. */
@@ -197,7 +215,7 @@ export class Harness {
       task: string;
       attachments: string[];
       signal: AbortSignal | undefined;
-      store: RunStore | undefined;
+      store: { store: RunStore; seal: SnapshotSeal } | undefined;
       warnings: string[];
     },
     resume?: RunSnapshot,

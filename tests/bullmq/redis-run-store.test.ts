@@ -8,7 +8,7 @@ const probe = probeRedisServer();
 
 function snapshotOf(runId: string, seq: number): RunSnapshot {
   return {
-    format: 1,
+    format: 2,
     library: '0.1.0',
     runId,
     mode: 'pipeline',
@@ -86,9 +86,34 @@ describe.skipIf(!probe.available)(`RedisRunStore on redis-server (${probe.reason
   it('reports a value that is not a snapshot instead of handing it to resume', async () => {
     const store = new RedisRunStore(redis, { prefix: 'hh-garbage' });
     await redis.set('hh-garbage:run:bad', '{not json');
-    await expect(store.load('bad')).rejects.toMatchObject({ code: 'store-failed', message: /is not JSON/ });
+    await expect(store.load('bad')).rejects.toMatchObject({
+      code: 'snapshot-corrupt',
+      message: /Redis key "hh-garbage:run:bad".*not valid JSON/,
+    });
     await redis.set('hh-garbage:run:list', '[1,2]');
-    await expect(store.load('list')).rejects.toMatchObject({ code: 'store-failed', message: /not a run snapshot/ });
+    await expect(store.load('list')).rejects.toMatchObject({ code: 'snapshot-corrupt', message: /not a JSON object/ });
+    await redis.set('hh-garbage:run:deep', `${'['.repeat(10_000)}${']'.repeat(10_000)}`);
+    await expect(store.load('deep')).rejects.toMatchObject({ code: 'snapshot-corrupt', message: /nests deeper/ });
+  });
+
+  it('keeps one snapshot secret per prefix in Redis, the same for every client, made once', async () => {
+    const first = new RedisRunStore(redis, { prefix: 'hh-secret' });
+    const second = new RedisRunStore(redis.duplicate(), { prefix: 'hh-secret' });
+    const [a, b] = await Promise.all([first.snapshotSecret(), second.snapshotSecret()]);
+    expect(Buffer.from(a).toString('hex')).toMatch(/^[0-9a-f]{64}$/);
+    expect(Buffer.from(b)).toEqual(Buffer.from(a));
+    expect(await redis.get('hh-secret:snapshot-secret')).toBe(Buffer.from(a).toString('hex'));
+    const other = await new RedisRunStore(redis, { prefix: 'hh-other' }).snapshotSecret();
+    expect(Buffer.from(other)).not.toEqual(Buffer.from(a));
+  });
+
+  it('refuses run ids that break the run-id rule', async () => {
+    const store = new RedisRunStore(redis, { prefix: 'hh-ids' });
+    for (const id of ['../x', 'a/b', 'a:b', '', '.']) {
+      await expect(store.save(id, snapshotOf(id, 1))).rejects.toMatchObject({ code: 'invalid-input' });
+      await expect(store.load(id)).rejects.toMatchObject({ code: 'invalid-input' });
+    }
+    expect(await redis.keys('hh-ids*')).toEqual([]);
   });
 
   it('with a fence, saves only while the lock key holds the token, and never overwrites a newer snapshot', async () => {

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { type Job, Queue } from 'bullmq';
@@ -51,6 +51,12 @@ describe('enqueueRun input', () => {
     await expect(enqueueRun(queue, { task: 't', runId: 'a:b' })).rejects.toMatchObject({ code: 'invalid-input' });
     await expect(enqueueRun(queue, { task: 't', runId: '42' })).rejects.toMatchObject({ code: 'invalid-input' });
     await expect(enqueueRun(queue, { task: ' ' })).rejects.toMatchObject({ code: 'invalid-input' });
+    for (const runId of ['..', '../outside', 'a/b', '/etc', '.', '']) {
+      await expect(enqueueRun(queue, { task: 't', runId })).rejects.toMatchObject({
+        code: 'invalid-input',
+        message: expect.stringContaining('letters, digits'),
+      });
+    }
     await expect(enqueueRun(queue, 't', { jobId: 'x' } as never)).rejects.toMatchObject({
       code: 'invalid-input',
       message: /pass runId instead of jobId/,
@@ -192,6 +198,18 @@ describe.skipIf(!probe.available)(`run worker on redis-server (${probe.reason})`
     const job = await settled(queue, 'run-elsewhere');
     expect(await job.getState()).toBe('failed');
     expect(job.failedReason).toContain(`the run's workspace "${elsewhere}" is unreachable (it does not exist here)`);
+  });
+
+  it('fails a job added past enqueueRun whose run id would name a directory outside the workspace root', async () => {
+    const queue = newQueue();
+    const inner = await mkdtemp(path.join(root, 'inner-'));
+    await startWorker(queue, { workspaceRoot: inner });
+    const data = { task: 'Write the three parts.', attachments: [], runId: '../escaped' };
+    await queue.add('run', data, { jobId: 'job-escape', attempts: 1 });
+    const job = await settled(queue, 'job-escape');
+    expect(await job.getState()).toBe('failed');
+    expect(job.failedReason).toContain('Invalid run id "../escaped"');
+    expect(await readdir(root)).not.toContain('escaped');
   });
 
   it('a worker that loses the job lock cannot overwrite the snapshot: its next save fails and its run ends', async () => {

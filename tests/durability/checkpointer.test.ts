@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { StoreCheckpointer } from '../../src/durability/checkpointer.js';
+import { SnapshotSeal } from '../../src/durability/snapshot-seal.js';
 import type { RunSnapshot, RunStore } from '../../src/durability/types.js';
 import { LIBRARY_VERSION } from '../../src/durability/version.js';
 
@@ -36,8 +37,11 @@ class HeldStore extends SlowStore {
   }
 }
 
-function checkpointer(store: RunStore, warnings: string[] = [], timeoutMs = 5_000) {
+const KEY = 'a test key of at least thirty-two bytes';
+
+async function checkpointer(store: RunStore, warnings: string[] = [], timeoutMs = 5_000) {
   let seq = 0;
+  const seal = await SnapshotSeal.forRun({ runId: 'r1', option: KEY, store });
   return {
     bump: () => {
       seq += 1;
@@ -54,6 +58,7 @@ function checkpointer(store: RunStore, warnings: string[] = [], timeoutMs = 5_00
       seq: () => seq,
       warn: (message) => warnings.push(message),
       timeoutMs,
+      seal,
     }),
   };
 }
@@ -61,7 +66,7 @@ function checkpointer(store: RunStore, warnings: string[] = [], timeoutMs = 5_00
 describe('StoreCheckpointer', () => {
   it('saves one snapshot at a time, each a copy of the state when save was called; saves made meanwhile collapse into the newest', async () => {
     const store = new SlowStore();
-    const { checkpointer: c, bump } = checkpointer(store);
+    const { checkpointer: c, bump } = await checkpointer(store);
     const state = { records: [] as number[] };
     const saves: Promise<void>[] = [];
     for (let i = 1; i <= 3; i++) {
@@ -88,18 +93,19 @@ describe('StoreCheckpointer', () => {
       [1, 2, 3, 4, 5],
     ]);
     expect(store.saved[0]).toMatchObject({
-      format: 1,
+      format: 2,
       library: LIBRARY_VERSION,
       runId: 'r1',
       status: 'running',
       savedAt: 42,
       dataMark: '0123456789abcdef',
+      mac: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
   });
 
   it('rejects with store-failed, and every later save too, without calling the store again', async () => {
     const store = new SlowStore();
-    const { checkpointer: c } = checkpointer(store);
+    const { checkpointer: c } = await checkpointer(store);
     store.fail = true;
     await expect(c.save({ state: 1, used: { iterations: 0, elapsedMs: 0 } })).rejects.toMatchObject({
       code: 'store-failed',
@@ -115,7 +121,7 @@ describe('StoreCheckpointer', () => {
   it('saves the finished snapshot with the result and the last state, and only warns when that fails', async () => {
     const store = new SlowStore();
     const warnings: string[] = [];
-    const { checkpointer: c } = checkpointer(store, warnings);
+    const { checkpointer: c } = await checkpointer(store, warnings);
     await c.save({ state: 'last', used: { iterations: 3, elapsedMs: 9 }, loops: [{ scope: 'x' } as never] });
     await c.finish({ status: 'succeeded' });
     expect(store.saved.at(-1)).toMatchObject({ status: 'finished', state: 'last', result: { status: 'succeeded' } });
@@ -134,7 +140,7 @@ describe('StoreCheckpointer with a store that does not answer (issue 22)', () =>
   it('fails a save that has not settled within the store timeout, and every later one, naming storeTimeoutMs', async () => {
     vi.useFakeTimers();
     const store = new HeldStore();
-    const { checkpointer: c } = checkpointer(store, [], 1_000);
+    const { checkpointer: c } = await checkpointer(store, [], 1_000);
     const first = c.save({ state: 1, used: { iterations: 0, elapsedMs: 0 } });
     const second = c.save({ state: 2, used: { iterations: 0, elapsedMs: 0 } });
     const failures = Promise.allSettled([first, second]);
@@ -153,7 +159,7 @@ describe('StoreCheckpointer with a store that does not answer (issue 22)', () =>
   it('gives up on the save in flight when the run stops, and refuses the finished snapshot after it', async () => {
     const store = new HeldStore();
     const warnings: string[] = [];
-    const { checkpointer: c } = checkpointer(store, warnings);
+    const { checkpointer: c } = await checkpointer(store, warnings);
     const stop = new AbortController();
     c.stopOn(stop.signal);
     const saving = c.save({ state: 1, used: { iterations: 0, elapsedMs: 0 } });
@@ -173,7 +179,7 @@ describe('StoreCheckpointer with a store that does not answer (issue 22)', () =>
 
   it('saves the finished snapshot of a stopped run when no save was in flight', async () => {
     const store = new SlowStore();
-    const { checkpointer: c } = checkpointer(store);
+    const { checkpointer: c } = await checkpointer(store);
     const stop = new AbortController();
     c.stopOn(stop.signal);
     await c.save({ state: 'last', used: { iterations: 1, elapsedMs: 0 } });

@@ -20,7 +20,7 @@ afterEach(async () => {
 
 function snapshot(runId: string, note = 'first'): RunSnapshot {
   return {
-    format: 1,
+    format: 2,
     library: '0.0.0-test',
     runId,
     mode: 'pipeline',
@@ -125,17 +125,19 @@ describe('FileRunStore.inWorkspace', () => {
     expect(await store.list()).toEqual(['run-1']);
   });
 
-  it('fails load with store-failed naming the file when it is not JSON or not a snapshot', async () => {
+  it('fails load with snapshot-corrupt naming the file when it is not JSON or not a snapshot', async () => {
     await mkdir(path.join(tmp, '.harness'));
     const file = path.join(tmp, '.harness', 'run.json');
     const store = FileRunStore.inWorkspace(tmp);
     await writeFile(file, '{"runId": "run-1", "state": {');
     const broken = await rejection(store.load('run-1'));
-    expect(broken.code).toBe('store-failed');
+    expect(broken.code).toBe('snapshot-corrupt');
     expect(broken.message).toContain(file);
     expect(broken.message).toContain('not valid JSON');
     await writeFile(file, '[1, 2]');
-    expect((await rejection(store.load('run-1'))).message).toContain('not a run snapshot');
+    expect((await rejection(store.load('run-1'))).message).toContain('not a JSON object');
+    await writeFile(file, '{"state": {}}');
+    expect((await rejection(store.load('run-1'))).message).toContain('no "runId"');
     // Deleting is how one gets rid of a broken snapshot.
     await store.delete('run-1');
     expect(existsSync(file)).toBe(false);
@@ -188,10 +190,23 @@ describe('new FileRunStore({ dir })', () => {
     expect((await store.list()).sort()).toEqual(['a', 'c']);
   });
 
-  it('keeps hostile run ids inside the directory, each in its own file', async () => {
+  it('refuses run ids that break the run-id rule, before touching the disk', async () => {
     const dir = path.join(tmp, 'runs');
     const store = new FileRunStore({ dir });
-    const ids = ['../x', '/', '..', '.', 'a/../../b', 'a\u0000b', '\\..\\y', 'Run-A', 'run-a', 'über', 'x.json'];
+    for (const id of ['../x', '/', '..', '.', 'a/../../b', 'a\u0000b', '\\..\\y', 'über', '-x', 'a:b']) {
+      const saving = await rejection(store.save(id, snapshot(id)));
+      expect(saving.code, id).toBe('invalid-input');
+      expect(saving.message).toContain('letters, digits');
+      expect((await rejection(store.load(id))).code).toBe('invalid-input');
+      expect((await rejection(store.delete(id))).code).toBe('invalid-input');
+    }
+    expect(await readdir(tmp)).toEqual([]);
+  });
+
+  it('keeps run ids that differ only in case or by a dot each in its own file', async () => {
+    const dir = path.join(tmp, 'runs');
+    const store = new FileRunStore({ dir });
+    const ids = ['Run-A', 'run-a', 'x.json', 'x_json', 'a..b'];
     for (const id of ids) await store.save(id, snapshot(id, `note of ${id}`));
     expect((await store.list()).sort()).toEqual([...ids].sort());
     for (const id of ids) expect((await store.load(id))?.state).toEqual({ note: `note of ${id}` });
@@ -205,7 +220,8 @@ describe('new FileRunStore({ dir })', () => {
     const store = new FileRunStore({ dir: tmp });
     expect((await rejection(store.save('', snapshot('')))).code).toBe('invalid-input');
     expect((await rejection(store.load('\uD800'))).code).toBe('invalid-input');
-    expect((await rejection(store.load('x'.repeat(201)))).code).toBe('invalid-input');
+    expect((await rejection(store.load('x'.repeat(129)))).code).toBe('invalid-input');
+    expect((await rejection(store.load('X'.repeat(100)))).code).toBe('invalid-input');
   });
 
   it('lists neither temp files of a crashed save nor files it did not name', async () => {

@@ -8,6 +8,7 @@ import type { RunResult } from '../../src/contracts/work.js';
 import { collect, tempDir } from '../harness/helpers.js';
 import { scenarioHarness, TASK } from './fixtures/scenario.js';
 import { MemoryRunStore } from './memory-store.js';
+import { resealed } from './reseal.js';
 
 const LATENCY = 2;
 
@@ -141,7 +142,7 @@ describe('harness.resume()', () => {
     const store = new MemoryRunStore();
     await runAndStop(dir, store, (e) => e.type === 'plan-created');
     const saved = store.get('r1') as RunSnapshot;
-    store.snapshots.set('r1', JSON.stringify({ ...saved, library: '0.0.1' }));
+    store.snapshots.set('r1', JSON.stringify(await resealed(store, { ...saved, library: '0.0.1' })));
     const error = await scenarioHarness(dir, LATENCY, { store })
       .resume('r1')
       .catch((e: unknown) => e);
@@ -213,7 +214,7 @@ describe('harness.resume()', () => {
     const store = new MemoryRunStore();
     await runAndStop(dir, store, (e) => e.type === 'plan-created');
     const saved = store.get('r1') as RunSnapshot;
-    store.snapshots.set('r1', JSON.stringify({ ...saved, workspace: path.join(dir, 'gone') }));
+    store.snapshots.set('r1', JSON.stringify(await resealed(store, { ...saved, workspace: path.join(dir, 'gone') })));
     const harness = scenarioHarness(path.join(dir, 'elsewhere'), LATENCY, { store });
     const error = await harness.resume('r1', { workspace: path.join(dir, 'gone') }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'invalid-input' });

@@ -39,7 +39,7 @@ function loopWith(scope: string, dialogue: Message[]): LoopCheckpoint {
 /** A snapshot whose first loop holds `dialogue`; `others` are the dialogues of further loops (parallel subtasks). */
 function snapshotWith(dialogue: Message[], state: unknown, others: Message[][] = []): RunSnapshot {
   return {
-    format: 1,
+    format: 2,
     library: '0.0.0',
     runId: 'r',
     mode: 'pipeline',

@@ -52,9 +52,16 @@ class FailingAt extends MemoryRunStore {
 /** Runs the scenario (3 subtasks, synthesis, a repair: 5 calls of a tool that writes) on `store`, logging its steps. */
 async function runLogged(store: RunStore, durability: 'sync' | 'async') {
   const steps: Step[] = [];
-  const harness = scenarioHarness(await tempDir(), 0, { store: logged(store, steps), durability }, (tool) => {
-    if (tool === 'write_note') steps.push({ kind: 'side-effect' });
-  });
+  const harness = scenarioHarness(
+    await tempDir(),
+    0,
+    { store: logged(store, steps), durability },
+    {
+      onToolStart: (tool) => {
+        if (tool === 'write_note') steps.push({ kind: 'side-effect' });
+      },
+    },
+  );
   const events = collect(harness);
   const result = await harness.run({ task: TASK, runId: 'r1' });
   return { steps, events, result };

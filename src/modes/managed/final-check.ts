@@ -58,6 +58,7 @@ export async function checkDeliverable(run: FinalCheckRun, round: number): Promi
     type: 'verify-finish',
     runId: run.runId,
     attempt,
+    status: verdict.status,
     passed: verdict.passed,
     verdict,
     defects: verdict.defects,

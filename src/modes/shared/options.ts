@@ -232,6 +232,16 @@ export const HarnessOptionsSchema = z.strictObject({
     .positive()
     .max(2 ** 31 - 1)
     .default(DEFAULTS.storeTimeoutMs),
+  /**
+   * The secret each run's snapshot key is derived from: at least 32 bytes (a string counts its UTF-8 bytes), kept where
+   * the runs' agents cannot read it, and the same in every process that resumes the runs (see docs/durability.md,
+   * "Tamper-evident snapshots"). Never saved and not part of the options fingerprint. @defaultValue the store's own
+   * secret (Redis, `FileRunStore({ dir })`), else a per-user key file
+   */
+  snapshotKey: z
+    .union([z.string(), z.instanceof(Uint8Array)])
+    .refine((key) => Buffer.byteLength(key) >= 32, 'must be at least 32 bytes (e.g. 64 hex digits from a secret store)')
+    .optional(),
   now: z.custom<() => number>(isFn, 'must be a function returning milliseconds').optional(),
   generateId: z.custom<() => string>(isFn, 'must be a function returning a string').optional(),
 });
