@@ -5,6 +5,7 @@
 import type { HarnessEvent } from '../events.js';
 import type { RunResult } from '../contracts/work.js';
 import type { CliOutput } from './io.js';
+import { printable, terminalSafeJson } from './printable.js';
 import type { RunReporter } from './reporter.js';
 
 /** The last line of `--json` output. */
@@ -16,7 +17,7 @@ export interface JsonResultLine {
 
 /**
  * Writes each harness event as one JSON line on stdout, then one {@link JsonResultLine}; nothing else goes to
- * stdout. The CLI's own notes go to stderr.
+ * stdout. The CLI's own notes go to stderr. Bidirectional controls are written as `\uXXXX` escapes (the same JSON).
  */
 export class JsonLinesReporter implements RunReporter {
   constructor(
@@ -27,16 +28,16 @@ export class JsonLinesReporter implements RunReporter {
   start(): void {}
 
   event(event: HarnessEvent): void {
-    this.stdout.write(`${JSON.stringify(event)}\n`);
+    this.stdout.write(`${terminalSafeJson(JSON.stringify(event))}\n`);
   }
 
   note(text: string): void {
-    this.stderr.write(`${text}\n`);
+    this.stderr.write(`${printable(text)}\n`);
   }
 
   finish(result: RunResult, exitCode: number): void {
     const line: JsonResultLine = { type: 'result', exitCode, result };
-    this.stdout.write(`${JSON.stringify(line)}\n`);
+    this.stdout.write(`${terminalSafeJson(JSON.stringify(line))}\n`);
   }
 
   close(): void {}

@@ -11,6 +11,7 @@ import { DEMO_SCENARIO, DEMO_TASK } from '../testing/demo-scenario.js';
 import { EXIT_CODES, type CliIo } from './io.js';
 import { replayBackend } from '../testing/replay-backend.js';
 import { runCommand } from './run-command.js';
+import { printable } from './printable.js';
 import { redactingOutput } from './redacting-output.js';
 import { SecretRedactor } from '../util/secrets.js';
 
@@ -48,10 +49,10 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     // An error may quote anything (a provider's reply, a path, a variable): what looks secret is replaced.
     const stderr = redactingOutput(io.stderr, new SecretRedactor({ env: io.env }));
     if (HarnessError.isInstance(error) && (error.code === 'invalid-options' || error.code === 'invalid-input')) {
-      stderr.write(`horizon-harness: ${error.message}\n`);
+      stderr.write(`horizon-harness: ${printable(error.message)}\n`);
       return EXIT_CODES.usage;
     }
-    stderr.write(`horizon-harness: ${error instanceof Error ? error.message : String(error)}\n`);
+    stderr.write(`horizon-harness: ${printable(error instanceof Error ? error.message : String(error))}\n`);
     return EXIT_CODES.failed;
   }
 }

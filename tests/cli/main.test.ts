@@ -163,6 +163,43 @@ describe('horizon-harness run', () => {
   });
 });
 
+describe('bidirectional controls from the model never reach the terminal raw', () => {
+  const BIDI = [
+    '\u202a',
+    '\u202b',
+    '\u202c',
+    '\u202d',
+    '\u202e',
+    '\u2066',
+    '\u2067',
+    '\u2068',
+    '\u2069',
+    '\u200e',
+    '\u200f',
+    '\u061c',
+  ];
+  const answer = `Saved as invoice\u202egpj.exe and ${BIDI.join('|')}`;
+  const anyBidi = /[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/;
+
+  it('the progress output shows each as �', async () => {
+    const { flags } = await againstFake(helloAgent(answer));
+    const { code, stdout } = await cli(['run', 'Write hello.md', '--no-verification', ...flags]);
+    expect(code).toBe(0);
+    expect(stdout).not.toMatch(anyBidi);
+    expect(stdout).toContain('Saved as invoice�gpj.exe');
+  });
+
+  it('--json writes them as \\u escapes: no raw control, the same value once parsed', async () => {
+    const { flags } = await againstFake(helloAgent(answer));
+    const { code, stdout } = await cli(['run', 'Write hello.md', '--no-verification', '--json', ...flags]);
+    expect(code).toBe(0);
+    expect(stdout).not.toMatch(anyBidi);
+    expect(stdout).toContain('invoice\\u202egpj.exe');
+    const last = JSON.parse(stdout.trimEnd().split('\n').at(-1) as string) as JsonResultLine;
+    expect(last.result.deliverable.answer).toBe(answer);
+  });
+});
+
 describe('usage errors exit 2 with a message on stderr and nothing on stdout', () => {
   const base = ['--base-url', 'http://127.0.0.1:9/v1', '--model', 'm'];
   it.each([

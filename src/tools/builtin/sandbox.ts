@@ -188,7 +188,7 @@ export interface WorkspaceProcess {
   readonly child: ChildProcess;
   /** The value of `HORIZON_HARNESS_PROCESS_TOKEN` every process of this command inherits. */
   readonly token: string;
-  /** SIGKILLs the process group, the token-carrying processes and the cgroup's processes. */
+  /** SIGKILLs the process group at once, and the token-carrying and cgroup processes as the scan finds them. */
   kill(): void;
   /** Kills everything left and releases the cgroup; call once the command has ended. */
   dispose(): Promise<void>;
@@ -266,7 +266,8 @@ export function spawnInWorkspace(
   });
   const kill = (): void => {
     killProcessTree(child);
-    containment.killAll();
+    // The rest is found by scanning /proc, asynchronously; `dispose()` waits for it.
+    void containment.killAll();
   };
   return { child, token: containment.token, kill, dispose: () => containment.dispose() };
 }

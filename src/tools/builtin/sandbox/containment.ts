@@ -4,7 +4,8 @@
  * `RLIMIT_NPROC` inside bubblewrap's user namespace otherwise.
  * @module
  */
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 
 /** `bytes` random bytes in hex; node:crypto loads with the first command rather than with the package. */
@@ -120,10 +121,18 @@ export class Containment {
     return [findPrlimit() as string, `--nproc=${this.maxProcesses}:${this.maxProcesses}`, '--', ...argv];
   }
 
-  /** SIGKILLs every process in the cgroup or carrying the token, until none is left (a bounded number of rounds). */
-  killAll(): void {
+  /**
+   * SIGKILLs every process in the cgroup or carrying the token, until none is left (a bounded number of rounds).
+   * Asynchronous: finding the token means reading every process's environment under `/proc`, which a fork bomb
+   * makes long, so the reads go through the thread pool and the event loop keeps running. Never rejects.
+   */
+  async killAll(): Promise<void> {
     for (let round = 0; round < 20; round += 1) {
-      const pids = new Set([...this.cgroupPids(), ...pidsCarrying(`${PROCESS_TOKEN_ENV}=${this.token}`)]);
+      const [inCgroup, carrying] = await Promise.all([
+        this.cgroupPids(),
+        pidsCarrying(`${PROCESS_TOKEN_ENV}=${this.token}`),
+      ]);
+      const pids = new Set([...inCgroup, ...carrying]);
       pids.delete(process.pid);
       if (pids.size === 0) return;
       for (const pid of pids) {
@@ -138,47 +147,55 @@ export class Containment {
 
   /** Kills what is left and removes the cgroup (retrying while killed processes are being reaped). */
   async dispose(): Promise<void> {
-    this.killAll();
+    await this.killAll();
     if (!this.cgroup) return;
     for (let attempt = 0; attempt < 50; attempt += 1) {
       try {
         rmdirSync(this.cgroup);
         return;
       } catch {
-        this.killAll();
+        await this.killAll();
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     }
   }
 
-  private cgroupPids(): number[] {
+  private async cgroupPids(): Promise<number[]> {
     if (!this.cgroup) return [];
     try {
-      return readFileSync(path.join(this.cgroup, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
+      const procs = await readFile(path.join(this.cgroup, 'cgroup.procs'), 'utf8');
+      return procs.split('\n').filter(Boolean).map(Number);
     } catch {
       return [];
     }
   }
 }
 
+/** Environments read at once while looking for the token: enough to keep the thread pool busy, not to flood it. */
+const SCAN_CONCURRENCY = 16;
+
 /** Processes (readable by this user) whose initial environment holds `entry`; empty where `/proc` is missing. */
-function pidsCarrying(entry: string): number[] {
+async function pidsCarrying(entry: string): Promise<number[]> {
   let names: string[];
   try {
-    names = readdirSync('/proc');
+    names = (await readdir('/proc')).filter((name) => /^\d+$/.test(name));
   } catch {
     return [];
   }
   const needle = Buffer.from(`\0${entry}\0`);
   const found: number[] = [];
-  for (const name of names) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const environ = Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${name}/environ`), Buffer.from([0])]);
-      if (environ.includes(needle)) found.push(Number(name));
-    } catch {
-      // Exited, or another user's process.
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < names.length) {
+      const name = names[next++] as string;
+      try {
+        const environ = Buffer.concat([Buffer.from([0]), await readFile(`/proc/${name}/environ`), Buffer.from([0])]);
+        if (environ.includes(needle)) found.push(Number(name));
+      } catch {
+        // Exited, or another user's process.
+      }
     }
-  }
+  };
+  await Promise.all(Array.from({ length: SCAN_CONCURRENCY }, worker));
   return found;
 }
