@@ -6,7 +6,7 @@ import { HarnessError } from '../errors.js';
 import { renderCheckpoints, toCheckpoint } from '../handoff/checkpoints.js';
 import type { ExecutorLike } from '../contracts/executor.js';
 import { DataMark } from '../prompts/datamark.js';
-import { SYNTHESIZER_PROMPT } from '../prompts/synthesizer.js';
+import { FAILED_SUBTASKS_NOTE, SYNTHESIZER_PROMPT } from '../prompts/synthesizer.js';
 import { renderTemplate } from '../prompts/template.js';
 import type { SynthesisOutcome, SynthesizeInput, SynthesizerLike } from '../contracts/roles.js';
 import type { SubtaskRecord } from '../contracts/work.js';
@@ -53,7 +53,15 @@ export class Synthesizer implements SynthesizerLike {
         subtaskCount: input.subtasks.length,
         failedCount: failed.length,
       }),
-      ...(failed.length ? ['', `Failed subtasks: ${failed.map((s) => `${s.id} "${s.title}"`).join(', ')}.`] : []),
+      ...(failed.length
+        ? [
+            '',
+            renderTemplate(FAILED_SUBTASKS_NOTE, {
+              failedCount: failed.length,
+              failed: failed.map((s) => `${s.id} "${s.title}"`).join(', '),
+            }),
+          ]
+        : []),
       ...renderWriteConflicts(input.subtasks, mark),
       ...(attachments.length ? ['', `Attached files in the workspace: ${mark.names(attachments)}`] : []),
     ].join('\n');

@@ -60,6 +60,12 @@ export interface Tool<Input = unknown> {
   readonly timeoutMs?: number;
   /** Things the user should know before a run (e.g. that no sandbox is available); the harness reports them in `run-start`. */
   readonly warnings?: readonly string[];
+  /**
+   * Set by a tool that runs programs (commands, code), as `execute_command` and `python_interpreter` do: `active` says
+   * whether they run inside a sandbox. The executor's system prompt says so for each such tool; it claims nothing for
+   * a tool without it.
+   */
+  readonly sandbox?: { readonly active: boolean };
   execute(input: Input, context: ToolContext): ToolOutput | Promise<ToolOutput>;
 }
 
