@@ -45,7 +45,7 @@ export function plannerFactValues(facts: PlannerFacts): { agent: string; assembl
     tools === undefined
       ? 'one agent with tools'
       : tools.length
-        ? `one agent with the tools ${tools.join(', ')}`
+        ? `one agent with the tools ${listed(tools)}`
         : 'one agent without tools';
   const assembly =
     verification === true
@@ -59,4 +59,12 @@ export function plannerFactValues(facts: PlannerFacts): { agent: string; assembl
         'without "dependsOn" a subtask waits for every earlier one. Subtasks that may run at the same time must not ' +
         'write the same file.';
   return { agent, assembly, parallelism };
+}
+
+/** Tools named in the prompt at most; the rest are counted (an MCP server can bring many). */
+const MAX_NAMED_TOOLS = 40;
+
+function listed(tools: readonly string[]): string {
+  const named = tools.slice(0, MAX_NAMED_TOOLS).join(', ');
+  return tools.length > MAX_NAMED_TOOLS ? `${named} and ${tools.length - MAX_NAMED_TOOLS} more` : named;
 }
