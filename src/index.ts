@@ -220,7 +220,14 @@ export {
   type WorkspaceOption,
   type WorkspaceSettings,
 } from './harness/index.js';
-export { Planner, type PlanInput, type PlanOutcome, type PlannerLike, type PlannerOptions } from './planner/index.js';
+export {
+  Planner,
+  type PlanInput,
+  type PlanOutcome,
+  type PlannerFacts,
+  type PlannerLike,
+  type PlannerOptions,
+} from './planner/index.js';
 export {
   Synthesizer,
   type SynthesisOutcome,

@@ -110,6 +110,17 @@ export interface RepairInput {
   request: string;
   deliverable: Deliverable;
   defects: readonly Defect[];
+  /**
+   * The subtasks the deliverable was built from, failed ones included: the repair loop sees their checkpoints (each
+   * answer bounded and its files named, exactly as a later subtask sees them), so that it can apply what they found.
+   * Absent: the loop sees the deliverable only.
+   */
+  subtasks?: readonly SubtaskRecord[];
+  /**
+   * Defects of earlier verifications that the latest one no longer lists (earlier repairs fixed them, as far as
+   * verification can tell): the loop is told to keep them fixed, so that a repair does not undo one.
+   */
+  fixedDefects?: readonly Defect[];
   /** 1 for the first repair, …; the loop's scope is `repair-<attempt>`. */
   attempt: number;
   workspace: Workspace;

@@ -60,7 +60,11 @@ export interface ExecutorOptions {
   emit?: EmitEvent;
   /** The backend of a role; the loop calls `backendFor(purpose)`. @defaultValue `() => backend` */
   backendFor?: (role: Purpose | 'vision') => LlmBackend;
-  /** @defaultValue EXECUTOR_SYSTEM_PROMPT */
+  /**
+   * The loops' system prompt. Default: `executorSystemPrompt()` of what the tools report when each loop starts —
+   * {@link EXECUTOR_SYSTEM_PROMPT}, plus whether the programs of each tool that runs any (`Tool.sandbox`) execute in a
+   * sandbox.
+   */
   systemPrompt?: string;
   limits?: z.input<typeof LimitsSchema>;
   now?: () => number;
@@ -111,7 +115,7 @@ export class Executor {
       memory: data.memory ?? new MemoryManager(),
       emit: data.emit,
       backendFor: data.backendFor ?? (() => data.backend),
-      systemPrompt: data.systemPrompt ?? EXECUTOR_SYSTEM_PROMPT,
+      systemPrompt: data.systemPrompt,
       limits: data.limits,
       now: data.now ?? Date.now,
       samplingFor: data.samplingFor ?? (() => undefined),

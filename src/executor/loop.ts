@@ -12,6 +12,7 @@ import type { ExecutionMemory, MemoryScope } from '../memory/types.js';
 import { DataMark } from '../prompts/datamark.js';
 import {
   CONTINUE_AFTER_LENGTH,
+  executorSystemPrompt,
   NUDGE_AFTER_EMPTY,
   SUBMIT_ANSWER_TOOL,
   renderExecutorTask,
@@ -48,7 +49,8 @@ export interface LoopSettings {
   memory: ExecutionMemory;
   emit: EmitEvent | undefined;
   backendFor: (role: Purpose | 'vision') => LlmBackend;
-  systemPrompt: string;
+  /** The host's system prompt; absent: {@link executorSystemPrompt} of what the tools report. */
+  systemPrompt: string | undefined;
   limits: LoopLimits;
   now: () => number;
   /** Sampling of a role's calls; undefined sends none. */
@@ -165,7 +167,10 @@ export class Loop {
     return {
       iterations: 0,
       dialogue: [
-        { role: 'system', content: mark.withRule(this.settings.systemPrompt) },
+        {
+          role: 'system',
+          content: mark.withRule(this.settings.systemPrompt ?? defaultSystemPrompt(this.settings.tools)),
+        },
         { role: 'user', content: renderExecutorTask({ request, objective, priorState }) },
       ],
       usage: { inputTokens: 0, outputTokens: 0 },
@@ -440,4 +445,16 @@ export class Loop {
 function firstLine(text: string): string {
   const line = text.split('\n')[0] ?? '';
   return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+}
+
+/**
+ * The system prompt made of facts about `tools` when the loop starts: which tools run programs in a sandbox (as each
+ * reports it in `Tool.sandbox`), and which run them on the host.
+ */
+function defaultSystemPrompt(tools: ToolRegistry): string {
+  const running = tools.list().filter((tool) => typeof tool.sandbox?.active === 'boolean');
+  return executorSystemPrompt({
+    sandboxed: running.filter((tool) => tool.sandbox?.active).map((tool) => tool.name),
+    unsandboxed: running.filter((tool) => !tool.sandbox?.active).map((tool) => tool.name),
+  });
 }

@@ -34,6 +34,19 @@ export function renderCheckpoints(
   return `Results of the earlier subtasks (answers and files only):\n\n${blocks.join('\n\n')}`;
 }
 
+/**
+ * Renders the checkpoints of `records` as a later loop sees them: each answer bounded, its files named, a failed one
+ * with its error (see {@link toCheckpoint} and {@link renderCheckpoints}); '' for none.
+ */
+export function renderRecords(records: readonly SubtaskRecord[], mark: DataMark): string {
+  const errors = new Map(records.flatMap((r) => (r.error ? [[r.id, r.error] as const] : [])));
+  return renderCheckpoints(
+    records.map((r) => toCheckpoint(r)),
+    mark,
+    errors,
+  );
+}
+
 /** Renders a deliverable as the prior state of a repair loop; its answer and file names are marked data. */
 export function renderDeliverable(deliverable: Deliverable, mark: DataMark): string {
   return [

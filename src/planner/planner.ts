@@ -28,15 +28,23 @@ import {
   type PreviewBudget,
 } from '../memory/single-shot-previews.js';
 import { DataMark } from '../prompts/datamark.js';
-import { PLANNER_PROMPT } from '../prompts/planner.js';
+import { PLANNER_PROMPT, plannerFactValues, type PlannerFacts } from '../prompts/planner.js';
 import { renderTemplate } from '../prompts/template.js';
 import { askPlan } from './ask-plan.js';
 
 /** Options of {@link Planner}. */
 export interface PlannerOptions {
   backend: LlmBackend;
-  /** System prompt; `{{maxSubtasks}}` is filled in. Default {@link PLANNER_PROMPT}. */
+  /**
+   * System prompt; `{{maxSubtasks}}` is filled in, and `{{agent}}`, `{{assembly}}` and `{{parallelism}}` from `facts`.
+   * Default {@link PLANNER_PROMPT}.
+   */
   prompt?: string;
+  /**
+   * What the run planned for is like (its tools, whether it verifies, whether subtasks may run in parallel), so that
+   * the prompt says only what is true of it; the harness passes them. A fact left out is said in words true of any run.
+   */
+  facts?: PlannerFacts;
   /** Characters of one attachment's preview. @defaultValue DEFAULTS.filePreviewChars (10 000) */
   previewChars?: number;
   /**
@@ -98,7 +106,12 @@ export class Planner implements PlannerLike {
     const mark = input.dataMark ?? DataMark.random();
     const system: Message = {
       role: 'system',
-      content: mark.withRule(renderTemplate(this.options.prompt ?? PLANNER_PROMPT, { maxSubtasks })),
+      content: mark.withRule(
+        renderTemplate(this.options.prompt ?? PLANNER_PROMPT, {
+          maxSubtasks,
+          ...plannerFactValues(this.options.facts ?? {}),
+        }),
+      ),
     };
     const context: ModelCallContext = {
       backend: this.options.backend,

@@ -7,8 +7,8 @@
 export const VERIFIER_PROMPT = `You are the final reviewer of an autonomous agent's work. You receive the user's original request, the
 candidate deliverable (answer text and files, with previews of their content and, where they can be shown, the images of
 the delivered files: image files, images embedded in slides and documents, the first page of PDFs), the answers of the
-subtasks that produced it when the work was split into subtasks, and the user's attachments. The request says which
-images you see and which you do not.
+subtasks that produced it when the work was split into subtasks, and the user's attachments, where there are any.
+The request says which images you see and which you do not.
 
 Judge the deliverable against the original request, by content:
 - Every explicit requirement is met: requested files exist and have the requested type, structure and content; format,

@@ -4,13 +4,13 @@
  */
 import { DEFAULTS } from '../defaults.js';
 import { HarnessError } from '../errors.js';
-import { renderDeliverable } from '../handoff/checkpoints.js';
+import { renderDeliverable, renderRecords } from '../handoff/checkpoints.js';
 import type { ExecutorLike } from '../contracts/executor.js';
 import { DataMark } from '../prompts/datamark.js';
-import { REPAIRER_PROMPT } from '../prompts/repairer.js';
+import { FIXED_DEFECTS_NOTE, REPAIR_MATERIAL_NOTE, REPAIRER_PROMPT } from '../prompts/repairer.js';
 import { renderTemplate } from '../prompts/template.js';
 import type { RepairInput, RepairOutcome, RepairerLike } from '../contracts/roles.js';
-import type { Deliverable } from '../contracts/work.js';
+import type { Defect, Deliverable } from '../contracts/work.js';
 import type { Workspace } from '../workspace/types.js';
 
 /** Options of {@link Repairer}. */
@@ -22,7 +22,8 @@ export interface RepairerOptions {
 }
 
 /**
- * Fixes the listed defects in the current deliverable with one executor loop; it never re-runs subtasks.
+ * Fixes the listed defects in the current deliverable with one executor loop, shown the subtasks' checkpoints as
+ * material and the defects earlier repairs fixed (to keep them fixed); it never re-runs subtasks.
  *
  * @example
  * ```ts
@@ -49,22 +50,27 @@ export class Repairer implements RepairerLike {
    */
   async repair(input: RepairInput): Promise<RepairOutcome> {
     const mark = input.dataMark ?? DataMark.random();
-    // Defects are the verifier's instructions, so they stay outside the data blocks; what they quote of untrusted
-    // content cannot forge a marker there, and the file they name is marked.
-    const defects = input.defects
-      .map(
-        (d, i) =>
-          `${i + 1}. ${mark.neutralize(d.description)}${d.artifact ? ` [file: ${mark.inline(d.artifact)}]` : ''}`,
-      )
-      .join('\n');
+    const subtasks = input.subtasks ?? [];
+    const fixed = input.fixedDefects ?? [];
+    const objective = [
+      renderTemplate(this.options.prompt ?? REPAIRER_PROMPT, {
+        attempt: input.attempt,
+        defects: defectList(input.defects, mark),
+      }),
+      ...(subtasks.length ? ['', REPAIR_MATERIAL_NOTE] : []),
+      ...(fixed.length ? ['', renderTemplate(FIXED_DEFECTS_NOTE, { fixed: defectList(fixed, mark) })] : []),
+    ].join('\n');
+    const priorState = [renderDeliverable(input.deliverable, mark), renderRecords(subtasks, mark)]
+      .filter((part) => part !== '')
+      .join('\n\n');
     const existedBefore = await existing(input.workspace, input.deliverable.files);
     const result = await this.options.executor.run({
       runId: input.runId,
       purpose: 'repair',
       scope: `repair-${input.attempt}`,
       request: input.request,
-      objective: renderTemplate(this.options.prompt ?? REPAIRER_PROMPT, { attempt: input.attempt, defects }),
-      priorState: renderDeliverable(input.deliverable, mark),
+      objective,
+      priorState,
       dataMark: mark,
       workspace: input.workspace,
       maxIterations: input.maxIterations ?? DEFAULTS.repairIterations,
@@ -98,6 +104,18 @@ export function mergeRepair(
     answer: repair.answer.trim() ? repair.answer : previous.answer,
     files: [...new Set([...kept, ...repair.files])],
   };
+}
+
+/**
+ * Defects as a numbered list. They are the verifier's instructions, so they stay outside the data blocks; what they
+ * quote of untrusted content cannot forge a marker there, and the file they name is marked.
+ */
+function defectList(defects: readonly Defect[], mark: DataMark): string {
+  return defects
+    .map(
+      (d, i) => `${i + 1}. ${mark.neutralize(d.description)}${d.artifact ? ` [file: ${mark.inline(d.artifact)}]` : ''}`,
+    )
+    .join('\n');
 }
 
 async function existing(workspace: Workspace, files: Iterable<string>): Promise<Set<string>> {

@@ -3,10 +3,10 @@
  * @module
  */
 import { HarnessError } from '../errors.js';
-import { renderCheckpoints, toCheckpoint } from '../handoff/checkpoints.js';
+import { renderRecords } from '../handoff/checkpoints.js';
 import type { ExecutorLike } from '../contracts/executor.js';
 import { DataMark } from '../prompts/datamark.js';
-import { SYNTHESIZER_PROMPT } from '../prompts/synthesizer.js';
+import { FAILED_SUBTASKS_NOTE, SYNTHESIZER_PROMPT } from '../prompts/synthesizer.js';
 import { renderTemplate } from '../prompts/template.js';
 import type { SynthesisOutcome, SynthesizeInput, SynthesizerLike } from '../contracts/roles.js';
 import type { SubtaskRecord } from '../contracts/work.js';
@@ -45,7 +45,6 @@ export class Synthesizer implements SynthesizerLike {
   /** Synthesizes the candidate deliverable. */
   async synthesize(input: SynthesizeInput): Promise<SynthesisOutcome> {
     const failed = input.subtasks.filter((s) => s.status !== 'completed');
-    const errors = new Map(input.subtasks.flatMap((s) => (s.error ? [[s.id, s.error] as const] : [])));
     const attachments = input.attachments ?? [];
     const mark = input.dataMark ?? DataMark.random();
     const objective = [
@@ -53,7 +52,15 @@ export class Synthesizer implements SynthesizerLike {
         subtaskCount: input.subtasks.length,
         failedCount: failed.length,
       }),
-      ...(failed.length ? ['', `Failed subtasks: ${failed.map((s) => `${s.id} "${s.title}"`).join(', ')}.`] : []),
+      ...(failed.length
+        ? [
+            '',
+            renderTemplate(FAILED_SUBTASKS_NOTE, {
+              failedCount: failed.length,
+              failed: failed.map((s) => `${s.id} "${s.title}"`).join(', '),
+            }),
+          ]
+        : []),
       ...renderWriteConflicts(input.subtasks, mark),
       ...(attachments.length ? ['', `Attached files in the workspace: ${mark.names(attachments)}`] : []),
     ].join('\n');
@@ -63,11 +70,7 @@ export class Synthesizer implements SynthesizerLike {
       scope: 'synthesis',
       request: input.request,
       objective,
-      priorState: renderCheckpoints(
-        input.subtasks.map((s) => toCheckpoint(s)),
-        mark,
-        errors,
-      ),
+      priorState: renderRecords(input.subtasks, mark),
       dataMark: mark,
       workspace: input.workspace,
       ...(input.signal ? { signal: input.signal } : {}),

@@ -22,6 +22,11 @@ export interface ToolDefinition<S extends z.ZodType> {
   timeoutMs?: number;
   /** Things the user should know before a run (e.g. that the tool runs unsandboxed); reported in `run-start`. */
   warnings?: readonly string[];
+  /**
+   * For a tool that runs programs (commands, code): whether they run inside a sandbox. The executor's system prompt
+   * says so; leave it out for a tool that runs none.
+   */
+  sandbox?: { active: boolean };
 }
 
 const DefinitionSchema = z.object({
@@ -33,6 +38,7 @@ const DefinitionSchema = z.object({
   observation: z.enum(['search', 'visit', 'file', 'text']).default('text'),
   timeoutMs: z.number().int().positive('must be a positive integer of milliseconds').max(2_147_483_647).optional(),
   warnings: z.array(z.string()).optional(),
+  sandbox: z.object({ active: z.boolean() }).optional(),
 });
 
 /**
@@ -60,7 +66,7 @@ export function defineTool<S extends z.ZodType>(definition: ToolDefinition<S>): 
       `defineTool${label}: option "${field}" ${issue?.message ?? 'is invalid'}.`,
     );
   }
-  const { readOnly, observation, timeoutMs, warnings } = parsed.data;
+  const { readOnly, observation, timeoutMs, warnings, sandbox } = parsed.data;
   const tool: Tool<z.output<S>> = {
     name: definition.name,
     description: definition.description,
@@ -69,6 +75,7 @@ export function defineTool<S extends z.ZodType>(definition: ToolDefinition<S>): 
     observation,
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
     ...(warnings?.length ? { warnings: [...warnings] } : {}),
+    ...(sandbox ? { sandbox: { active: sandbox.active } } : {}),
     execute: (input, context) => definition.execute(input, context),
   };
   return Object.freeze(tool);

@@ -66,6 +66,12 @@ export interface Tool<Input = unknown> {
    * changed.
    */
   readonly untrustedDescription?: boolean;
+  /**
+   * Set by a tool that runs programs (commands, code), as `execute_command` and `python_interpreter` do: `active` says
+   * whether they run inside a sandbox. The executor's system prompt says so for each such tool; it claims nothing for
+   * a tool without it.
+   */
+  readonly sandbox?: { readonly active: boolean };
   execute(input: Input, context: ToolContext): ToolOutput | Promise<ToolOutput>;
 }
 

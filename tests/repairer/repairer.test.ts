@@ -55,6 +55,43 @@ describe('Repairer', () => {
     expect(outcome.deliverable).toEqual({ answer: 'fixed', files: ['a.md', 'b.md'] });
   });
 
+  it('shows the subtask checkpoints after the deliverable, and the defects to keep fixed, only when there are any', async () => {
+    const executor = executorReturning({ answer: 'fixed' });
+    const base = { runId: 'r', request: 'REQ', deliverable: { answer: 'OLD', files: [] }, workspace, dataMark: MARK };
+    await new Repairer({ executor }).repair({ ...base, defects: [{ description: 'D' }], attempt: 1 });
+    await new Repairer({ executor }).repair({
+      ...base,
+      defects: [{ description: 'D2' }],
+      attempt: 2,
+      subtasks: [
+        {
+          id: 'subtask-1',
+          title: 'Research',
+          objective: 'o',
+          expectedOutput: 'e',
+          status: 'failed',
+          attempts: 2,
+          answer: 'FOUND-THIS',
+          files: ['notes.md'],
+          error: 'ran out of time',
+        },
+      ],
+      fixedDefects: [{ description: 'FIXED-BEFORE', artifact: 'a.md' }],
+    });
+    const [bare, full] = executor.inputs;
+    expect(bare?.priorState).not.toContain('Results of the earlier subtasks');
+    expect(bare?.objective).not.toContain('material');
+    expect(bare?.objective).not.toContain('earlier repairs fixed');
+    expect(full?.priorState).toContain(`Answer:\n${MARK.block('FOUND-THIS')}\nFiles: ${MARK.inline('notes.md')}`);
+    expect(full?.priorState).toContain(`It failed: ${MARK.inline('ran out of time')}`);
+    expect(full?.priorState?.indexOf('Current deliverable')).toBeLessThan(
+      full?.priorState?.indexOf('Results of the earlier subtasks') ?? -1,
+    );
+    expect(full?.objective).toContain('use what they found');
+    expect(full?.objective).toContain(`which earlier repairs fixed; keep them fixed`);
+    expect(full?.objective).toContain(`1. FIXED-BEFORE [file: ${MARK.inline('a.md')}]`);
+  });
+
   it('keeps the previous deliverable where the loop hands back nothing', async () => {
     const executor = executorReturning({ status: 'failed', answer: '', files: [] });
     const outcome = await new Repairer({ executor }).repair({

@@ -4,6 +4,7 @@
  * @module
  */
 import type { RepairerLike, VerifierLike } from '../../contracts/roles.js';
+import type { Defect, Verdict } from '../../contracts/work.js';
 import { withInterruptedCalls } from '../../handoff/checkpoints.js';
 import type { StageContext } from './stage-context.js';
 
@@ -69,6 +70,8 @@ async function repairOnce(run: StageContext, repairer: RepairerLike, attempt: nu
       request: run.task,
       deliverable: run.s.deliverable,
       defects,
+      subtasks: run.s.records,
+      fixedDefects: fixedDefectsOf(run.s.verdicts),
       attempt,
       workspace: run.workspace,
       signal: run.control.controller.signal,
@@ -95,4 +98,18 @@ async function repairOnce(run: StageContext, repairer: RepairerLike, attempt: nu
   });
   await run.checkpoint('repair');
   run.control.check('repair');
+}
+
+/**
+ * The defects of the verdicts before the last that the last one no longer lists (by description and file), each once:
+ * what earlier repairs fixed, as far as verification can tell.
+ */
+function fixedDefectsOf(verdicts: readonly Verdict[]): Defect[] {
+  const key = (d: Defect) => `${d.description.trim()}\u0000${d.artifact ?? ''}`;
+  const open = new Set((verdicts.at(-1)?.defects ?? []).map(key));
+  const fixed = new Map<string, Defect>();
+  for (const verdict of verdicts.slice(0, -1)) {
+    for (const defect of verdict.defects) if (!open.has(key(defect))) fixed.set(key(defect), defect);
+  }
+  return [...fixed.values()];
 }

@@ -79,9 +79,14 @@ export class RoleWiring {
   }
 
   planner(): PlannerLike {
+    const facts = {
+      tools: this.run.registry.list().map((tool) => tool.name),
+      verification: this.o.verification,
+      parallel: this.o.limits.maxParallelSubtasks > 1,
+    };
     return (
       this.o.components.planner ??
-      new Planner({ ...this.singleShot('plan'), ...optional('prompt', this.o.prompts.plan) })
+      new Planner({ ...this.singleShot('plan'), facts, ...optional('prompt', this.o.prompts.plan) })
     );
   }
 
