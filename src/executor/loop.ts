@@ -257,7 +257,10 @@ export class Loop {
       const answers = answersFromJournal(unanswered, resumeFrom.toolCalls, this.settings.tools);
       // Recorded before the round: the round's checkpoint carries them, so a later resume still knows.
       const interrupted = interruptedCallsOf(unanswered, answers, this.input.scope);
-      if (interrupted.length) progress.interruptedCalls = [...(progress.interruptedCalls ?? []), ...interrupted];
+      // A resume that stopped again before this round's answers were saved meets the same calls once more.
+      const known = new Set((progress.interruptedCalls ?? []).map((call) => JSON.stringify(call)));
+      const fresh = interrupted.filter((call) => !known.has(JSON.stringify(call)));
+      if (fresh.length) progress.interruptedCalls = [...(progress.interruptedCalls ?? []), ...fresh];
       const submitted = await this.toolRound(unanswered, answers);
       if (submitted) return this.submittedResult(submitted);
     }
