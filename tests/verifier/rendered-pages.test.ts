@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
 import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PNG } from 'pngjs';
@@ -27,10 +28,22 @@ function installed(program: string, versionFlag: string): boolean {
   }
 }
 
+/** Whether `program` is an executable on the PATH (without running it: `soffice --version` writes into `$HOME`). */
+function onPath(program: string): boolean {
+  return (process.env.PATH ?? '').split(path.delimiter).some((dir) => {
+    try {
+      accessSync(path.join(dir, program), constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
 const CI = process.env.CI === 'true';
 const hasPdftoppm = installed('pdftoppm', '-v');
 /** What the default office renderer needs: LibreOffice, poppler-utils, and a usable bubblewrap (its sandbox). */
-const canRenderOffice = hasPdftoppm && installed('soffice', '--version') && probeBwrap().available;
+const canRenderOffice = hasPdftoppm && onPath('soffice') && probeBwrap().available;
 const sandbox = probeBwrap().available ? 'bwrap' : 'none';
 
 /** The picture the decks are about: a solid green the white slides and black text do not have. */
