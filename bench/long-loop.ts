@@ -195,7 +195,7 @@ async function aiSdkLoop(_config: LoopConfig): Promise<Loop> {
       outputTokens: { total: 0, text: 0, reasoning: 0 },
     };
     const model = {
-      specificationVersion: 'v4' as const,
+      specificationVersion: 'v3' as const,
       provider: 'bench',
       modelId: 'zero-latency',
       supportedUrls: {},

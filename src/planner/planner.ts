@@ -36,12 +36,12 @@ import { askPlan } from './ask-plan.js';
 export interface PlannerOptions {
   backend: LlmBackend;
   /**
-   * System prompt; `{{maxSubtasks}}` is filled in, and `{{agent}}`, `{{assembly}}` and `{{parallelism}}` from `facts`.
+   * System prompt; `{{maxSubtasks}}` is filled in, and `{{agent}}` and `{{parallelism}}` from `facts`.
    * Default {@link PLANNER_PROMPT}.
    */
   prompt?: string;
   /**
-   * What the run planned for is like (its tools, whether it verifies, whether subtasks may run in parallel), so that
+   * What the run planned for is like (its tools, whether subtasks may run in parallel), so that
    * the prompt says only what is true of it; the harness passes them. A fact left out is said in words true of any run.
    */
   facts?: PlannerFacts;

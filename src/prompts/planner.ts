@@ -5,7 +5,7 @@
 
 /**
  * Default system prompt of the planner. Placeholders: `{{maxSubtasks}}`, and the facts of the run it plans for
- * (see {@link plannerFactValues}): `{{agent}}`, `{{assembly}}`, `{{parallelism}}`.
+ * (see {@link plannerFactValues}): `{{agent}}`, `{{parallelism}}`.
  */
 export const PLANNER_PROMPT = `You plan how an autonomous agent will carry out a user's request.
 
@@ -17,7 +17,8 @@ each subtask must name exactly what it hands on.
 Guidelines:
 - Keep the user's request as the goal: every explicit constraint, format, length, language, file type and deadline in
   it must be covered by some subtask, and implicit requirements (what a careful person would also deliver) too.
-- Use as few subtasks as the work needs; a simple request is one subtask. Do not add review-only subtasks: {{assembly}}
+- Use as few subtasks as the work needs; a simple request is one subtask. Do not add review-only subtasks: the
+  harness assembles the subtask results into the final deliverable itself.
 - Order the subtasks so that each one's inputs exist before it starts.
 - "dependsOn": 0-based indices of the earlier subtasks (the first is 0) whose results this one truly needs.
   {{parallelism}}
@@ -28,29 +29,27 @@ Guidelines:
 Reply with JSON only, in exactly this shape:
 {"subtasks":[{"title":"short title","objective":"what to do","expectedOutput":"what to hand on","dependsOn":[]}]}`;
 
-/** What the planner's prompt says about the run it plans for; a fact left out is said in words true of any run. */
+/**
+ * What the planner's prompt says about the run it plans for; a fact left out is said in words true of any run. Whether
+ * the run verifies is deliberately not among them: the plan request of an ablation with verification off must be the
+ * same as with it on, so the prompt says nothing of verification either way.
+ */
 export interface PlannerFacts {
   /** Names of the tools each subtask's agent has. */
   tools?: readonly string[];
-  /** Whether the harness verifies the final deliverable. */
-  verification?: boolean;
   /** Whether subtasks whose dependencies have finished may run at the same time (`limits.maxParallelSubtasks` > 1). */
   parallel?: boolean;
 }
 
 /** The values of the planner prompt's fact placeholders. */
-export function plannerFactValues(facts: PlannerFacts): { agent: string; assembly: string; parallelism: string } {
-  const { tools, verification, parallel } = facts;
+export function plannerFactValues(facts: PlannerFacts): { agent: string; parallelism: string } {
+  const { tools, parallel } = facts;
   const agent =
     tools === undefined
       ? 'one agent with tools'
       : tools.length
         ? `one agent with the tools ${listed(tools)}`
         : 'one agent without tools';
-  const assembly =
-    verification === true
-      ? 'the harness assembles the subtask results into the final deliverable and verifies it itself.'
-      : 'the harness assembles the subtask results into the final deliverable itself.';
   const parallelism =
     parallel === false
       ? 'Subtasks run one at a time, in plan order, and each sees the results of every earlier one; give independent ' +
@@ -58,7 +57,7 @@ export function plannerFactValues(facts: PlannerFacts): { agent: string; assembl
       : 'Independent work, such as separate research branches, gets [] and may run at the same time as the rest; ' +
         'without "dependsOn" a subtask waits for every earlier one. Subtasks that may run at the same time must not ' +
         'write the same file.';
-  return { agent, assembly, parallelism };
+  return { agent, parallelism };
 }
 
 /** Tools named in the prompt at most; the rest are counted (an MCP server can bring many). */

@@ -17,9 +17,12 @@ import { MemoryRunStore } from './memory-store.js';
 class StalledStore extends MemoryRunStore {
   stalled = true;
   pending = 0;
+  /** Called with each save that will never settle, once it is under way. */
+  onStall: (() => void) | undefined;
   override save(runId: string, snapshot: RunSnapshot): Promise<void> {
     if (!this.stalled) return super.save(runId, snapshot);
     this.pending += 1;
+    queueMicrotask(() => this.onStall?.());
     return new Promise(() => undefined);
   }
   override load(runId: string): Promise<RunSnapshot | undefined> {
@@ -60,18 +63,20 @@ describe('a store whose saves never settle (issue 22)', () => {
     const store = new StalledStore();
     const harness = await stalledRun(store);
     const controller = new AbortController();
-    harness.on('llm-response', () => controller.abort());
+    // The run's first snapshot is saved before its first model call: the run waits on it when the signal aborts.
+    store.onStall = () => controller.abort();
     const result = await harness.run({ task: 'write a.md', signal: controller.signal });
     expect(result.status).toBe('aborted');
+    expect(store.pending).toBeGreaterThan(0);
   });
 
   it('harness.close() ends the run and settles', async () => {
     const store = new StalledStore();
     const harness = await stalledRun(store);
     let closing: Promise<unknown> | undefined;
-    harness.on('llm-response', () => {
-      closing = harness.close();
-    });
+    store.onStall = () => {
+      closing ??= harness.close();
+    };
     const result = await harness.run('write a.md');
     expect(result.status).toBe('aborted');
     await expect(closing).resolves.toBeDefined();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { GenerateRequest, GenerateResult } from '../../src/backend/types.js';
 import { createHarness, type HarnessEvent } from '../../src/index.js';
-import { IterationBudget } from '../../src/modes/pipeline/iteration-budget.js';
+import { IterationBudget } from '../../src/modes/shared/iteration-budget.js';
 import { ScriptedBackend, planOf, submit, toolCall, verdict } from '../../src/testing/index.js';
 import { collect, tempDir, textOf, writeFile } from './helpers.js';
 

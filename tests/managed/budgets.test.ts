@@ -80,4 +80,39 @@ describe('managed loop bounds', () => {
     expect(events).toEqual(['incomplete']);
     expect(result.status).toBe('blocked');
   });
+
+  it('stops at limits.maxRunIterations over all its loops, before a loop with nothing left starts', async () => {
+    const backend = new ScriptedBackend({
+      manage: [
+        executeRecords([REPORT]),
+        decide('execute', {
+          contract: { task: 'Fix the heading.', acceptanceCriteria: [REPORT.description], recordIds: ['report'] },
+        }),
+        decide('done', { answer: 'report.md is written.' }),
+      ],
+      execute: [
+        toolCall('write_file', { path: 'report.md', content: '# Lakes\n' }),
+        submit('wrote report.md'),
+        toolCall('write_file', { path: 'report.md', content: '# Rivers\n' }),
+        submit('fixed the heading'),
+      ],
+      audit: [toolCall('read_file', { path: 'report.md' }), failing, toolCall('read_file', { path: 'report.md' }), passing],
+      verify: [verdict(true)],
+    });
+    const harness = createHarness({
+      backend,
+      tools: [writeFileTool],
+      workspace: await tempDir(),
+      mode: 'managed',
+      limits: { maxRunIterations: 5 },
+    });
+    const result = await harness.run(TASK);
+    // Round 1 uses 4 (2 executing, 2 auditing); round 2's executor gets the 1 left, its audit none.
+    expect(backend.calls.filter((c) => c.purpose === 'execute')).toHaveLength(3);
+    expect(backend.calls.filter((c) => c.purpose === 'audit')).toHaveLength(2);
+    expect(result.status).toBe('failed');
+    expect(result.error?.code).toBe('budget-exhausted');
+    expect(result.error?.message).toContain('limits.maxRunIterations (5');
+    expect(result.taskState?.records).toMatchObject([{ id: 'report', status: 'pending' }]);
+  });
 });

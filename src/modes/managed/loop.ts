@@ -22,6 +22,7 @@ import { applyAudit, applyDrafts, saveTaskState } from './state.js';
 import { discardTraces } from './traces.js';
 import type { ManagerDecision } from '../../contracts/managed.js';
 import { wireRoles, type ManagedRoles } from './wiring.js';
+import { IterationBudget } from '../shared/iteration-budget.js';
 
 export type { ManagedRunInit, ManagedRunResult, ReportFold, RunControlLike, RunStop } from './run-init.js';
 
@@ -31,7 +32,8 @@ export type { ManagedRunInit, ManagedRunResult, ReportFold, RunControlLike, RunS
  * around it, and only the audit updates the state. The run succeeds only when the manager says `done`, every record
  * is completed by a clean audit and (unless `managed.finalVerification` is off) the final verification passes the
  * deliverable; a failed one goes back to the manager, one without a verdict ends the run `unverified`. Each executor
- * and audit loop is bounded by `limits.maxIterations`; the rounds by `managed.maxRounds`. Resolves for every ending
+ * and audit loop is bounded by `limits.maxIterations`, all of them together by `limits.maxRunIterations` when set; the
+ * rounds by `managed.maxRounds`. Resolves for every ending
  * (aborted, timed out, blocked, unverified, out of rounds, a failing stage) with the state as it stands; rejects only
  * for invalid options and for a snapshot that is not a managed run's (`resume-incompatible`). With `init.resume` it
  * goes on from that snapshot at the round and stage it was saved in.
@@ -53,6 +55,8 @@ class ManagedRun<Tally> {
   /** Folds every event of the run into both report tallies, then sends it. */
   private readonly emit: EmitEvent;
   private readonly p: ManagedProgress;
+  /** `limits.maxRunIterations` over every executor and audit loop of the run, resumed ones included. */
+  private readonly budget: IterationBudget;
   /** The saved executor loop a resumed execution goes on from, until it is taken. */
   private savedLoop: LoopCheckpoint | undefined;
 
@@ -63,6 +67,8 @@ class ManagedRun<Tally> {
     this.usedBefore = init.resume?.used.elapsedMs ?? 0;
     this.p = init.resume ? ManagedProgress.restore(readManagedState(init.resume.state)) : new ManagedProgress();
     this.savedLoop = init.resume ? pendingLoop(init.resume, this.p.at) : undefined;
+    this.budget = new IterationBudget(init.limits.maxRunIterations);
+    this.budget.spend(this.p.iterationsUsed);
     this.mark = init.dataMark ?? (init.resume ? new DataMark(init.resume.dataMark) : DataMark.random());
     this.emit = (event) => {
       // Stamped here so that the folds see events as listeners do (the host's emit stamps it again, same clock).
@@ -240,6 +246,7 @@ class ManagedRun<Tally> {
   private async executeContract(at: Stage<'execute'>): Promise<void> {
     const { round, contract } = at;
     this.control.check('execute');
+    const maxIterations = this.loopAllowance(this.o.executorIterations, 'execute');
     const agent = this.roles.execution.agent;
     const resumeFrom = this.takeSavedLoop();
     // The loop going on from its checkpoint keeps its own saved outputs; nothing of an earlier round stays readable.
@@ -258,7 +265,7 @@ class ManagedRun<Tally> {
               state: structuredClone(this.p.state),
               workspace: this.init.workspace,
               signal: this.control.controller.signal,
-              maxIterations: Math.min(this.o.executorIterations, this.init.limits.maxIterations),
+              maxIterations,
               timeoutMs: this.control.timeLeft(),
               dataMark: this.mark,
               resumeFrom,
@@ -266,7 +273,7 @@ class ManagedRun<Tally> {
               onEpisodeStart: () => this.moveTo('execute', { ...at, episodeStarted: true }),
             }),
           );
-    this.p.iterationsUsed += execution.iterations;
+    this.spend(execution.iterations);
     // The built-in loop was given the run's time left: its timeout is the run's.
     if (this.roles.builtinExecutor && execution.claim.status === 'timeout') this.control.stop('timeout');
     this.control.failFast(execution.error, 'execute');
@@ -289,6 +296,7 @@ class ManagedRun<Tally> {
    */
   private async audit({ round, contract, claim, changedByExecutor }: Stage<'audit'>): Promise<void> {
     this.control.check('audit');
+    const maxIterations = this.loopAllowance(this.o.auditorIterations, 'audit');
     // The auditor judges the environment, not the executor's trace: only the claim's full text stays readable.
     await this.discardTraces('audit', [claimScope(round)]);
     const { outcome, thrown, after, changedPaths } = await fingerprintedAudit(
@@ -304,13 +312,13 @@ class ManagedRun<Tally> {
         changedByExecutor,
         workspace: this.init.workspace,
         signal: this.control.controller.signal,
-        maxIterations: Math.min(this.o.auditorIterations, this.init.limits.maxIterations),
+        maxIterations,
         timeoutMs: this.control.timeLeft(),
         dataMark: this.mark,
       },
       this.p.fingerprint,
     );
-    this.p.iterationsUsed += outcome?.iterations ?? 0;
+    this.spend(outcome?.iterations ?? 0);
     // A failed or cut-off audit is no evidence, unless it changed the workspace: that is recorded whatever happened.
     if (changedPaths.length === 0) {
       if (thrown !== undefined) throw this.control.asStop(thrown, 'audit');
@@ -397,6 +405,22 @@ class ManagedRun<Tally> {
    * Deletes the saved tool outputs of every loop but `keep`'s (see `traces.ts`). A failure ends the run from `stage`:
    * a trace that could not be deleted would be readable by the next role.
    */
+  /**
+   * The iterations a role's loop may use this round: its own bound, at most `limits.maxIterations`, and no more than
+   * `limits.maxRunIterations` has left. With none left the run stops (`budget-exhausted`) before the loop starts.
+   */
+  private loopAllowance(roleBound: number, stage: string): number {
+    const allowance = this.budget.allowance(Math.min(roleBound, this.init.limits.maxIterations));
+    if (allowance < 1) this.control.stop('budget');
+    this.control.check(stage);
+    return allowance;
+  }
+
+  private spend(iterations: number): void {
+    this.p.iterationsUsed += iterations;
+    this.budget.spend(iterations);
+  }
+
   private discardTraces(stage: string, keep: readonly string[] = []): Promise<void> {
     return this.control.guard(stage, () => discardTraces(this.init.workspace.root, keep));
   }

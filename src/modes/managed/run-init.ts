@@ -89,7 +89,8 @@ export interface ManagedRunInit<Tally = unknown> {
    * `maxIterations` bounds each executor loop and each audit (with `managed.executorIterations` /
    * `auditorIterations`), not the run; `timeoutMs` is the run's deadline.
    */
-  limits: { maxIterations: number; timeoutMs: number; toolTimeoutMs: number };
+  /** `maxRunIterations`: the optional cap over all the run's executor and audit loops (undefined: none). */
+  limits: { maxIterations: number; timeoutMs: number; toolTimeoutMs: number; maxRunIterations?: number | undefined };
   /** The `managed` options (parsed again here, so raw or parsed both work). */
   options: ManagedOptions;
   /**

@@ -90,6 +90,7 @@ export async function runManagedMode(init: ModeRunInit): Promise<RunResult> {
       maxIterations: o.limits.maxIterations,
       timeoutMs: o.limits.timeoutMs,
       toolTimeoutMs: o.limits.toolTimeoutMs,
+      maxRunIterations: o.limits.maxRunIterations,
     },
     options: o.managed,
     verifier: roles.verifier(),

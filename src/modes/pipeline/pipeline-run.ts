@@ -19,7 +19,7 @@ import { DataMark } from '../../prompts/datamark.js';
 import type { Workspace } from '../../workspace/types.js';
 import { executeStage } from './execute-stage.js';
 import { copyAttachments } from '../shared/intake.js';
-import { IterationBudget } from './iteration-budget.js';
+import { IterationBudget } from '../shared/iteration-budget.js';
 import type { ResolvedHarnessOptions } from '../shared/options.js';
 import { isPipelineState, stageOf, type PipelineState } from './pipeline-state.js';
 import { newReportTally, tallyEvent } from '../shared/report.js';

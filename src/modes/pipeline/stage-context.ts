@@ -6,7 +6,7 @@ import type { EmitEvent } from '../../events.js';
 import type { ExecutorResult } from '../../contracts/executor.js';
 import type { DataMark } from '../../prompts/datamark.js';
 import type { Workspace } from '../../workspace/types.js';
-import type { IterationBudget } from './iteration-budget.js';
+import type { IterationBudget } from '../shared/iteration-budget.js';
 import type { ResolvedHarnessOptions } from '../shared/options.js';
 import type { PipelineState } from './pipeline-state.js';
 import type { RoleWiring } from '../shared/role-wiring.js';

@@ -81,7 +81,6 @@ export class RoleWiring {
   planner(): PlannerLike {
     const facts = {
       tools: this.run.registry.list().map((tool) => tool.name),
-      verification: this.o.verification,
       parallel: this.o.limits.maxParallelSubtasks > 1,
     };
     return (

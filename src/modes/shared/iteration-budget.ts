@@ -1,5 +1,5 @@
 /**
- * The ReAct iterations a pipeline loop may use: its own bound (`limits.maxIterations` for a subtask attempt and for
+ * The ReAct iterations a loop may use: its own bound (`limits.maxIterations` for a subtask attempt and for
  * synthesis, `limits.repairIterations` for a repair), and, when `limits.maxRunIterations` is set, no more than the run
  * has left of that cap. Pure arithmetic; the run books what loops used.
  * @module
