@@ -96,7 +96,12 @@ describe('managed loop bounds', () => {
         toolCall('write_file', { path: 'report.md', content: '# Rivers\n' }),
         submit('fixed the heading'),
       ],
-      audit: [toolCall('read_file', { path: 'report.md' }), failing, toolCall('read_file', { path: 'report.md' }), passing],
+      audit: [
+        toolCall('read_file', { path: 'report.md' }),
+        failing,
+        toolCall('read_file', { path: 'report.md' }),
+        passing,
+      ],
       verify: [verdict(true)],
     });
     const harness = createHarness({
