@@ -51,8 +51,9 @@ const LimitsSchema = z.strictObject({
    */
   maxIterations: count(DEFAULTS.maxIterations),
   /**
-   * An optional cap on the ReAct iterations of the whole run (in managed mode, its executor and audit loops): every loop gets its own bound or what is left
-   * of this, whichever is less, and once it is used up the run ends `failed` with `budget-exhausted`.
+   * An optional cap on the ReAct iterations of the whole run (in managed mode, of its executor and audit loops): every
+   * loop gets its own bound or what is left of this, whichever is less, and once it is used up the run ends `failed`
+   * with `budget-exhausted`.
    * @defaultValue DEFAULTS.maxRunIterations (undefined: no cap; the run is bounded by its loops and `timeoutMs`)
    */
   maxRunIterations: z.number().int().min(1).optional(),
