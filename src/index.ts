@@ -26,10 +26,9 @@ export {
   type HarnessErrorCode,
   type HarnessErrorOptions,
 } from './errors.js';
+export { HarnessEvents, eventSender } from './event-bus.js';
 export {
   HARNESS_EVENT_TYPES,
-  HarnessEvents,
-  eventSender,
   isDeltaEvent,
   type HarnessListener,
   type AuditFinishEvent,

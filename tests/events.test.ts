@@ -1,11 +1,6 @@
 import { describe, expect, expectTypeOf, it, vi } from 'vitest';
-import {
-  HARNESS_EVENT_TYPES,
-  HarnessEvents,
-  eventSender,
-  type HarnessEvent,
-  type ToolCallEvent,
-} from '../src/events.js';
+import { HarnessEvents, eventSender } from '../src/event-bus.js';
+import { HARNESS_EVENT_TYPES, type HarnessEvent, type ToolCallEvent } from '../src/events.js';
 
 const toolCallEvent: ToolCallEvent = {
   type: 'tool-call',

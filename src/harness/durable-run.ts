@@ -15,7 +15,7 @@ import type { SnapshotSeal } from '../durability/snapshot-seal.js';
 import type { OptionsFingerprint, RunSnapshot, RunStore } from '../durability/types.js';
 import { SNAPSHOT_FORMAT } from '../durability/version.js';
 import { HarnessError, toHarnessError } from '../errors.js';
-import { runEventSender, type HarnessEvents, type RunEventNumbering } from '../events.js';
+import { runEventSender, type HarnessEvents, type RunEventNumbering } from '../event-bus.js';
 import { DataMark } from '../prompts/datamark.js';
 import type { ToolRegistry } from '../tools/registry.js';
 

@@ -3,7 +3,8 @@
  * @module
  */
 import { HarnessError } from '../errors.js';
-import type { HarnessEvent, HarnessEvents } from '../events.js';
+import type { HarnessEvents } from '../event-bus.js';
+import type { HarnessEvent } from '../events.js';
 import type { RunResult } from '../contracts/work.js';
 import { normalizeInput, type RunInput } from './input.js';
 

@@ -27,6 +27,7 @@ const LAYERS: readonly (readonly string[])[] = [
     'prompts/datamark.ts',
     'errors.ts',
     'events.ts',
+    'event-bus.ts',
     'defaults.ts',
   ],
 ];

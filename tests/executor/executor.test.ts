@@ -608,7 +608,7 @@ describe('Executor options', () => {
 
 describe('Executor event shapes', () => {
   it('stamps events through eventSender when wired to HarnessEvents', async () => {
-    const { HarnessEvents, eventSender } = await import('../../src/events.js');
+    const { HarnessEvents, eventSender } = await import('../../src/event-bus.js');
     const bus = new HarnessEvents();
     const seen: HarnessEvent[] = [];
     bus.onAny((event) => seen.push(event));

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { GenerateRequest, GenerateResult, LlmBackend, StreamPart } from '../../src/backend/types.js';
 import { HarnessError } from '../../src/errors.js';
-import { HarnessEvents, runEventSender, type EventInput, type HarnessEvent } from '../../src/events.js';
+import { HarnessEvents, runEventSender } from '../../src/event-bus.js';
+import type { EventInput, HarnessEvent } from '../../src/events.js';
 import { callModel, type ModelCallContext } from '../../src/llm/call-model.js';
 import { ScriptedBackend } from '../../src/testing/scripted-backend.js';
 

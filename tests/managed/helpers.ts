@@ -1,7 +1,8 @@
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { GenerateResult, LlmBackend } from '../../src/backend/types.js';
-import { HarnessEvents, type HarnessEvent, type HarnessEventType, type EventOf } from '../../src/events.js';
+import { HarnessEvents } from '../../src/event-bus.js';
+import type { HarnessEvent, HarnessEventType, EventOf } from '../../src/events.js';
 import { newReportTally, reportFromTally, tallyEvent } from '../../src/modes/shared/report.js';
 import { RunControl } from '../../src/modes/shared/run-control.js';
 import {

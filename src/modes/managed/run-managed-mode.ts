@@ -4,7 +4,8 @@
  * from.
  * @module
  */
-import { runEventSender, type EmitEvent } from '../../events.js';
+import { runEventSender } from '../../event-bus.js';
+import type { EmitEvent } from '../../events.js';
 import { readManagedState, runManaged } from './index.js';
 import { MemoryManager } from '../../memory/memory-manager.js';
 import type { RunResult } from '../../contracts/work.js';

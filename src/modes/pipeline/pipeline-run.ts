@@ -5,7 +5,8 @@
  * iteration allowances {@link IterationBudget}'s, the roles {@link RoleWiring}'s and the result {@link assembleResult}'s.
  * @module
  */
-import { runEventSender, type EmitEvent } from '../../events.js';
+import { runEventSender } from '../../event-bus.js';
+import type { EmitEvent } from '../../events.js';
 import { LoopResumer } from '../../durability/loop-resumer.js';
 import { resumeRedo } from '../../executor/resume-redo.js';
 import type { RunSnapshot } from '../../durability/types.js';

@@ -4,7 +4,7 @@
  */
 import type { RunResult } from '../../contracts/work.js';
 import type { RunCheckpointer, RunSnapshot } from '../../durability/types.js';
-import type { HarnessEvents, RunEventNumbering } from '../../events.js';
+import type { HarnessEvents, RunEventNumbering } from '../../event-bus.js';
 import type { DataMark } from '../../prompts/datamark.js';
 import type { ToolRegistry } from '../../tools/registry.js';
 import type { Workspace } from '../../workspace/types.js';
