@@ -14,18 +14,9 @@ import { baseUrlSchema, commonFields, parseOptions, retrySettings } from './opti
 import { readAnswerBody } from './response-body.js';
 import { SamplingPolicy, type SamplingRule } from './sampling.js';
 import { parseSse } from './sse.js';
+import { mapStopReason, mapUsage, toWire } from './anthropic-wire.js';
 import { finishOf, partsOf, StreamAssembler, type OpenToolCall } from './stream-assembler.js';
-import type {
-  BackendPricing,
-  ContentPart,
-  FinishReason,
-  GenerateRequest,
-  GenerateResult,
-  LlmBackend,
-  Message,
-  StreamPart,
-  Usage,
-} from './types.js';
+import type { BackendPricing, GenerateRequest, GenerateResult, LlmBackend, StreamPart } from './types.js';
 
 // Not imported by name: an ESM import of node:util reads every export, which loads its argument parser and MIME module.
 const { inspect } = process.getBuiltinModule('node:util');
@@ -50,20 +41,6 @@ export const AnthropicOptionsSchema = z.strictObject({
 /** What users pass to {@link anthropic}. */
 export type AnthropicOptions = z.input<typeof AnthropicOptionsSchema>;
 
-const STOP_REASONS: Record<string, FinishReason> = {
-  end_turn: 'stop',
-  stop_sequence: 'stop',
-  max_tokens: 'length',
-  model_context_window_exceeded: 'length',
-  tool_use: 'tool-calls',
-  refusal: 'content-filter',
-};
-
-function mapStopReason(reason: unknown): FinishReason | undefined {
-  if (typeof reason !== 'string' || reason === '') return undefined;
-  return STOP_REASONS[reason] ?? 'other';
-}
-
 /**
  * Claude Opus 4.1 to 4.6, Sonnet 4.5 / 4.6 and Haiku 4.5 reject `temperature` and `top_p` together; Opus 4.7 and the
  * Claude 5 models reject both ("deprecated for this model"); earlier models take both. Matches Bedrock and Vertex ids
@@ -76,87 +53,6 @@ function anthropicSamplingRule(modelId: string): SamplingRule {
   const minor = Number(match[2] ?? 0);
   if (major >= 5 || (major === 4 && minor >= 7)) return { rejected: ['temperature', 'top_p'] };
   return major === 4 && minor >= 1 ? { notBoth: true } : {};
-}
-
-function contentBlocks(content: string | ContentPart[]): unknown[] {
-  const parts = typeof content === 'string' ? [{ type: 'text' as const, text: content }] : content;
-  return parts
-    .filter((part) => part.type !== 'text' || part.text !== '')
-    .map((part) => {
-      if (part.type === 'text') return { type: 'text', text: part.text };
-      return /^https?:/.test(part.data)
-        ? { type: 'image', source: { type: 'url', url: part.data } }
-        : {
-            type: 'image',
-            source: { type: 'base64', media_type: part.mediaType, data: part.data.replace(/^data:[^,]*,/, '') },
-          };
-    });
-}
-
-function parseArguments(text: string): unknown {
-  try {
-    const value: unknown = JSON.parse(text === '' ? '{}' : text);
-    return typeof value === 'object' && value !== null ? value : { value };
-  } catch {
-    // The Messages API requires an object; a model's broken JSON is passed back verbatim so it can see its mistake.
-    return { _raw: text };
-  }
-}
-
-/** Messages API turns: system text apart, consecutive tool results merged into one user turn. */
-function toWire(messages: Message[]): { system: string; messages: Array<{ role: string; content: unknown[] }> } {
-  const system: string[] = [];
-  const wire: Array<{ role: string; content: unknown[] }> = [];
-  let toolTurn: { role: string; content: unknown[] } | undefined;
-  for (const message of messages) {
-    if (message.role !== 'tool') toolTurn = undefined;
-    switch (message.role) {
-      case 'system':
-        system.push(message.content);
-        break;
-      case 'user': {
-        const content = contentBlocks(message.content);
-        if (content.length > 0) wire.push({ role: 'user', content });
-        break;
-      }
-      case 'assistant': {
-        const content: unknown[] = message.content !== '' ? [{ type: 'text', text: message.content }] : [];
-        for (const call of message.toolCalls ?? [])
-          content.push({ type: 'tool_use', id: call.id, name: call.name, input: parseArguments(call.arguments) });
-        if (content.length > 0) wire.push({ role: 'assistant', content });
-        break;
-      }
-      case 'tool': {
-        if (toolTurn === undefined) {
-          toolTurn = { role: 'user', content: [] };
-          wire.push(toolTurn);
-        }
-        toolTurn.content.push({
-          type: 'tool_result',
-          tool_use_id: message.toolCallId,
-          content: contentBlocks(message.content),
-          ...(message.isError ? { is_error: true } : {}),
-        });
-        break;
-      }
-    }
-  }
-  return { system: system.join('\n\n'), messages: wire };
-}
-
-function mapUsage(usage: unknown, into: Usage): Usage {
-  if (typeof usage !== 'object' || usage === null) return into;
-  const u = usage as Record<string, unknown>;
-  const num = (key: string) => (typeof u[key] === 'number' ? (u[key] as number) : undefined);
-  const cacheRead = num('cache_read_input_tokens');
-  const cacheWrite = num('cache_creation_input_tokens');
-  const input = num('input_tokens');
-  const result: Usage = { ...into };
-  // The Messages API counts cached prompt tokens apart from input_tokens; the prompt's size is their sum.
-  if (input !== undefined) result.inputTokens = input + (cacheRead ?? 0) + (cacheWrite ?? 0);
-  if (num('output_tokens') !== undefined) result.outputTokens = num('output_tokens') ?? 0;
-  if (cacheRead !== undefined) result.cachedInputTokens = cacheRead;
-  return result;
 }
 
 /** The Messages API adapter; see {@link anthropic}. */
