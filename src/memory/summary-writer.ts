@@ -137,7 +137,8 @@ export class SummaryWriter {
 
   /**
    * Cuts a summariser input (head and tail) to at most `budget` uncalibrated tokens; undefined when it cannot.
-   * `tokens` is the input's count, or (not `exact`) its UTF-8 byte bound when that alone shows it fits.
+   * `tokens` is the input's count, or (not `exact`) an upper bound: its UTF-8 bytes when that alone shows it fits, or
+   * the tokenizer's own bound (gpt-tokenizer's for a long run without word boundaries).
    */
   private fitText(
     text: string,
@@ -148,11 +149,12 @@ export class SummaryWriter {
     let fitted = text.length > budget * 8 ? headTail(text, budget * 4, note) : text;
     const bound = this.counter.textBound(fitted, 1);
     if (bound.tokens <= budget) return { text: fitted, ...bound };
-    let tokens = bound.exact ? bound.tokens : this.counter.text(fitted, 1);
-    for (let i = 0; i < 4 && tokens > budget; i++) {
-      fitted = headTail(fitted, Math.floor((fitted.length * budget * 0.9) / tokens), note);
-      tokens = this.counter.text(fitted, 1);
+    let measured = bound.exact ? bound : this.counter.measureText(fitted, 1);
+    for (let i = 0; i < 4 && measured.tokens > budget; i++) {
+      fitted = headTail(fitted, Math.floor((fitted.length * budget * 0.9) / measured.tokens), note);
+      measured = this.counter.measureText(fitted, 1);
     }
-    return tokens <= budget ? { text: fitted, tokens, exact: true } : undefined;
+    // A tokenizer's bound (a long run without word boundaries) fits as safely as a count but must not calibrate.
+    return measured.tokens <= budget ? { text: fitted, ...measured } : undefined;
   }
 }

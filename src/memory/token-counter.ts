@@ -1,4 +1,5 @@
 import type { Message, ToolSpec } from '../backend/types.js';
+import type { TextCount } from './bounded-count.js';
 import type { Tokenizer } from './tokenizer.js';
 
 /** Tokens every message costs beyond its content (role and separators, as chat formats add them). */
@@ -23,6 +24,10 @@ export const IMAGE_TOKENS = 1_000;
  *
  * With a tokenizer that is `boundedByUtf8Bytes`, {@link requestBound} and {@link textBound} give an upper bound
  * without tokenizing: a text's UTF-8 byte length where it has no cached count.
+ *
+ * A tokenizer's `measure` may answer a bound instead of a count (gpt-tokenizer does for a long stretch without word
+ * boundaries, see `countInBoundedParts`): the figures stay upper bounds, and every figure built on one says
+ * `exact: false`, so calibration never learns from it.
  */
 export class TokenCounter {
   private readonly messages = new WeakMap<Message, number>();
@@ -30,6 +35,8 @@ export class TokenCounter {
   // Byte bounds, cached like the counts: a dialogue is bounded again at every step.
   private readonly messageBounds = new WeakMap<Message, number>();
   private readonly specBounds = new WeakMap<readonly ToolSpec[], number>();
+  // Messages and spec arrays whose cached count holds a tokenizer's bound rather than a count.
+  private readonly overCounted = new WeakSet<object>();
   // Characters and tokens of everything counted so far: the ratio behind `estimate`.
   private sampledChars = 0;
   private sampledTokens = 0;
@@ -40,9 +47,15 @@ export class TokenCounter {
     private readonly calibration = 1,
   ) {}
 
-  /** Tokens of a text, calibrated. */
+  /** Tokens of a text, calibrated (an upper bound when the tokenizer could only bound it; see {@link measureText}). */
   text(text: string, factor = this.calibration): number {
-    return calibrate(this.count(text), factor);
+    return calibrate(this.count(text).tokens, factor);
+  }
+
+  /** {@link text}'s figure and whether it is an exact count rather than the tokenizer's upper bound. */
+  measureText(text: string, factor = this.calibration): TextCount {
+    const { tokens, exact } = this.count(text);
+    return { tokens: calibrate(tokens, factor), exact };
   }
 
   /**
@@ -75,14 +88,18 @@ export class TokenCounter {
    * At least {@link request}'s figure for the same arguments, tokenizing nothing: per message (and for the tool
    * specs) the cached count when it was counted before, else the UTF-8 bytes of its texts plus the same overheads
    * (images as in the count). `exact` is true when every part was a count, and then `tokens` is the count. A
-   * tokenizer that is not `boundedByUtf8Bytes` has no such bound: the request is counted.
+   * tokenizer that is not `boundedByUtf8Bytes` has no such bound: the request is counted. A part the tokenizer
+   * could only bound makes the figure inexact too.
    */
   requestBound(
     messages: readonly Message[],
     tools: readonly ToolSpec[],
     factor = this.calibration,
   ): { tokens: number; exact: boolean } {
-    if (!this.tokenizer.boundedByUtf8Bytes) return { tokens: this.request(messages, tools, factor), exact: true };
+    if (!this.tokenizer.boundedByUtf8Bytes) {
+      const tokens = this.request(messages, tools, factor);
+      return { tokens, exact: messages.every((m) => !this.overCounted.has(m)) && !this.overCounted.has(tools) };
+    }
     let exact = true;
     let total = REQUEST_OVERHEAD_TOKENS;
     const specTokens = tools.length === 0 ? 0 : this.specs.get(tools);
@@ -91,6 +108,7 @@ export class TokenCounter {
       total += this.boundTools(tools);
     } else {
       total += specTokens;
+      if (this.overCounted.has(tools)) exact = false;
     }
     for (const message of messages) {
       const tokens = this.messages.get(message);
@@ -99,6 +117,7 @@ export class TokenCounter {
         total += this.boundMessage(message);
       } else {
         total += tokens;
+        if (this.overCounted.has(message)) exact = false;
       }
     }
     // Calibration is monotonic: a larger raw figure never yields a smaller calibrated one.
@@ -110,15 +129,17 @@ export class TokenCounter {
    * `boundedByUtf8Bytes` counts it (exact).
    */
   textBound(text: string, factor = this.calibration): { tokens: number; exact: boolean } {
-    if (!this.tokenizer.boundedByUtf8Bytes) return { tokens: this.text(text, factor), exact: true };
+    if (!this.tokenizer.boundedByUtf8Bytes) return this.measureText(text, factor);
     return { tokens: calibrate(utf8Bytes(text), factor), exact: false };
   }
 
   private rawMessage(message: Message): number {
     let tokens = this.messages.get(message);
     if (tokens === undefined) {
-      tokens = MESSAGE_OVERHEAD_TOKENS + messageSize(message, (text) => this.count(text));
+      let exact = true;
+      tokens = MESSAGE_OVERHEAD_TOKENS + messageSize(message, (text) => this.countInto(text, (e) => (exact &&= e)));
       this.messages.set(message, tokens);
+      if (!exact) this.overCounted.add(message);
     }
     return tokens;
   }
@@ -126,8 +147,10 @@ export class TokenCounter {
   private rawTools(tools: readonly ToolSpec[]): number {
     let tokens = this.specs.get(tools);
     if (tokens === undefined) {
-      tokens = toolsSize(tools, (text) => this.count(text));
+      let exact = true;
+      tokens = toolsSize(tools, (text) => this.countInto(text, (e) => (exact &&= e)));
       this.specs.set(tools, tokens);
+      if (!exact) this.overCounted.add(tools);
     }
     return tokens;
   }
@@ -150,10 +173,20 @@ export class TokenCounter {
     return bound;
   }
 
-  private count(text: string): number {
-    const tokens = this.tokenizer.count(text);
-    this.sampledChars += text.length;
-    this.sampledTokens += tokens;
+  private count(text: string): TextCount {
+    const measured = this.tokenizer.measure?.(text) ?? { tokens: this.tokenizer.count(text), exact: true };
+    // Only counts teach `estimate` the characters per token; a byte bound would skew it.
+    if (measured.exact) {
+      this.sampledChars += text.length;
+      this.sampledTokens += measured.tokens;
+    }
+    return measured;
+  }
+
+  /** A text's count for a sum, reporting to `onExact` whether it was exact. */
+  private countInto(text: string, onExact: (exact: boolean) => void): number {
+    const { tokens, exact } = this.count(text);
+    onExact(exact);
     return tokens;
   }
 }

@@ -1,3 +1,5 @@
+import { countInBoundedParts, type TextCount } from './bounded-count.js';
+
 /** Counts the tokens of a text; plug in your model's own tokenizer through `MemoryManager`'s `tokenizer` option. */
 export interface Tokenizer {
   count(text: string): number;
@@ -7,6 +9,12 @@ export interface Tokenizer {
    * counting it; without the flag every request is counted exactly.
    */
   readonly boundedByUtf8Bytes?: boolean;
+  /**
+   * Optional: the count with whether it is exact; when `exact` is false, `tokens` is an upper bound (never below the
+   * count). The memory treats such a figure like a byte bound: budgets may use it, calibration never learns from it.
+   * `gptTokenizer` has it (see `countInBoundedParts`); without it every `count` is taken as exact.
+   */
+  measure?(text: string): TextCount;
 }
 
 /** The gpt-tokenizer encodings `gptTokenizer` accepts. */
@@ -40,12 +48,18 @@ function loadEncoding(name: GptEncodingName): EncodingModule {
 /**
  * A {@link Tokenizer} backed by gpt-tokenizer (default encoding `o200k_base`); the encoding loads on first use. Its
  * encodings are byte-level BPE (every token stands for at least one byte), so it is `boundedByUtf8Bytes`.
+ *
+ * No call of the encoder receives more than 256 characters, so counting costs time linear in the text whatever it
+ * holds: the count is exact, except that a stretch of more than 256 characters with no word boundary the encoding is
+ * sure to keep (a run of one character, of spaces or emoji) is counted by its UTF-8 bytes, an upper bound, and
+ * `measure` then says `exact: false`. docs/memory.md, "Hostile text", has the figures.
  */
 export function gptTokenizer(encoding: GptEncodingName = 'o200k_base'): Tokenizer {
+  const countPart = (part: string): number => loadEncoding(encoding).countTokens(part, NO_SPECIAL_TOKENS);
+  const measure = (text: string): TextCount => countInBoundedParts(text, countPart);
   return {
     boundedByUtf8Bytes: true,
-    count(text: string): number {
-      return text.length === 0 ? 0 : loadEncoding(encoding).countTokens(text, NO_SPECIAL_TOKENS);
-    },
+    count: (text: string): number => measure(text).tokens,
+    measure,
   };
 }
