@@ -49,6 +49,8 @@ export type HarnessErrorCode =
   | 'harness-closed'
   /** A command was refused by the command policy. */
   | 'policy-denied'
+  /** A sandboxed command went past a resource limit of the sandbox (memory, the size of `/tmp`). */
+  | 'resource-limit'
   /** A model reply could not be parsed even after a re-ask. */
   | 'malformed-reply'
   /** The run used up its iteration budget. */

@@ -190,7 +190,8 @@ export {
   type SandboxStatus,
   type WorkspaceAccess,
 } from './tools/builtin/sandbox.js';
-export type { ProcessLimitKind } from './tools/builtin/sandbox/containment.js';
+export type { MemoryLimitKind, ProcessLimitKind } from './tools/builtin/sandbox/containment.js';
+export type { TmpLimitKind } from './tools/builtin/sandbox/resource-limits.js';
 
 // --- durable runs (src/durability) ---
 export {

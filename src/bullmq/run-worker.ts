@@ -41,8 +41,32 @@ export interface RunWorkerOptions {
   /** Least time between two progress updates of a job. @defaultValue 1000 */
   progressIntervalMs?: number;
   /**
-   * Further BullMQ worker options, passed through: `lockDuration`, `stalledInterval`, `maxStalledCount`, `prefix`,
-   * `removeOnComplete`, … (`connection`, `concurrency` and `autorun` are set from the options above).
+   * How long a job's lock lasts (BullMQ `lockDuration`). A timer renews the locks of the worker's jobs every
+   * `lockDurationMs / 4` to `lockDurationMs / 2`, so a live worker loses a job only when its event loop is blocked
+   * for more than `lockDurationMs / 2` (6 s with the default) at the least; a dead worker's lock expires at most
+   * `lockDurationMs` after its death.
+   * @defaultValue 12000
+   */
+  lockDurationMs?: number;
+  /**
+   * How often the stalled-job check runs (BullMQ `stalledInterval`): it moves the jobs whose lock has expired back
+   * to the wait list, where another worker resumes them. A dead worker's run is therefore taken over at most
+   * `lockDurationMs + stalledIntervalMs` after its death (15 s with the defaults) while `stalledIntervalMs` is below
+   * `lockDurationMs`, and at most `lockDurationMs + 2 × stalledIntervalMs` otherwise.
+   * @defaultValue 3000
+   */
+  stalledIntervalMs?: number;
+  /**
+   * Stalls a job may go through before BullMQ fails it with "job stalled more than allowable limit" (BullMQ
+   * `maxStalledCount`): with 1, a run survives one dead worker, and the second death during the same job fails it.
+   * @defaultValue 1
+   */
+  maxStalledCount?: number;
+  /**
+   * Further BullMQ worker options, passed through: `prefix`, `removeOnComplete`, `limiter`, … (`connection`,
+   * `concurrency` and `autorun` are set from the options above; `lockDuration`, `stalledInterval` and
+   * `maxStalledCount` are accepted here as well, but not together with `lockDurationMs`, `stalledIntervalMs` or
+   * `maxStalledCount` above).
    */
   workerOptions?: Omit<WorkerOptions, 'connection' | 'concurrency' | 'autorun'>;
   /** Called with errors that do not fail a job (a progress update that could not be sent). @defaultValue the worker's `error` event */
@@ -107,7 +131,12 @@ export async function createRunWorker(options: RunWorkerOptions): Promise<RunWor
     options.queueName,
     (job: Job<RunJobData>, token: string | undefined, signal: AbortSignal | undefined) =>
       processRunJob(job, requireToken(token), signal, deps),
-    { ...options.workerOptions, connection: options.connection, concurrency: options.concurrency ?? 1 },
+    {
+      ...options.workerOptions,
+      ...stalledJobSettings(options),
+      connection: options.connection,
+      concurrency: options.concurrency ?? 1,
+    },
   );
   let closed: Promise<void> | undefined;
   const close = () =>
@@ -120,6 +149,24 @@ export async function createRunWorker(options: RunWorkerOptions): Promise<RunWor
       }
     })());
   return { worker, close };
+}
+
+// A dead worker's run resumes within lockDuration + stalledInterval = 15 s, and a live worker keeps its jobs
+// through an event-loop stall of up to 6 s (half the lock): see docs/durability.md, "Stalled jobs and resume".
+const DEFAULT_LOCK_DURATION_MS = 12_000;
+const DEFAULT_STALLED_INTERVAL_MS = 3_000;
+const DEFAULT_MAX_STALLED_COUNT = 1;
+
+/** BullMQ's `lockDuration`, `stalledInterval` and `maxStalledCount` from the named options, else `workerOptions`. */
+function stalledJobSettings(
+  options: RunWorkerOptions,
+): Pick<WorkerOptions, 'lockDuration' | 'stalledInterval' | 'maxStalledCount'> {
+  const passed = options.workerOptions ?? {};
+  return {
+    lockDuration: options.lockDurationMs ?? passed.lockDuration ?? DEFAULT_LOCK_DURATION_MS,
+    stalledInterval: options.stalledIntervalMs ?? passed.stalledInterval ?? DEFAULT_STALLED_INTERVAL_MS,
+    maxStalledCount: options.maxStalledCount ?? passed.maxStalledCount ?? DEFAULT_MAX_STALLED_COUNT,
+  };
 }
 
 function validate(options: RunWorkerOptions): void {
@@ -140,9 +187,37 @@ function validate(options: RunWorkerOptions): void {
   if (options?.workspaceRoot !== undefined && (typeof options.workspaceRoot !== 'string' || !options.workspaceRoot)) {
     problems.push('workspaceRoot must be a non-empty directory path');
   }
+  problems.push(...stalledJobProblems(options ?? ({} as RunWorkerOptions)));
   if (problems.length) {
     throw new HarnessError('invalid-options', `Invalid createRunWorker options: ${problems.join('; ')}.`);
   }
+}
+
+/** What is wrong with the stalled-job settings: bad values, one setting given twice, a lock the check cannot see expire. */
+function stalledJobProblems(options: RunWorkerOptions): string[] {
+  const problems: string[] = [];
+  const passed = options.workerOptions ?? {};
+  const pairs = [
+    ['lockDurationMs', 'lockDuration'],
+    ['stalledIntervalMs', 'stalledInterval'],
+    ['maxStalledCount', 'maxStalledCount'],
+  ] as const;
+  for (const [named, bullmq] of pairs) {
+    if (options[named] !== undefined && passed[bullmq] !== undefined) {
+      problems.push(`${named} and workerOptions.${bullmq} are the same setting: pass only ${named}`);
+    }
+  }
+  const { lockDuration, stalledInterval, maxStalledCount } = stalledJobSettings(options);
+  if (!(Number.isInteger(lockDuration) && (lockDuration as number) >= 1)) {
+    problems.push('lockDurationMs must be an integer ≥ 1 (milliseconds)');
+  }
+  if (!(Number.isInteger(stalledInterval) && (stalledInterval as number) >= 1)) {
+    problems.push('stalledIntervalMs must be an integer ≥ 1 (milliseconds)');
+  }
+  if (!(Number.isInteger(maxStalledCount) && (maxStalledCount as number) >= 0)) {
+    problems.push('maxStalledCount must be an integer ≥ 0');
+  }
+  return problems;
 }
 
 /** A job handed to a processor function always has a lock token; without one no save could be fenced. */

@@ -109,8 +109,10 @@ export class RunWorkspaces {
     const end = async (status: RunResult['status'] | undefined): Promise<void> => {
       await sealable.seal();
       await lock.release().catch(() => undefined);
-      // A named directory keeps its files, but not the append handles the run left open in it.
+      // A finished run holds no descriptor: the append handles it left open close now, not when they go idle (30 s)
+      // or at harness.close(). A named directory is done with; a temporary one stays until close() removes it.
       if (created && !created.temporary) await created.dispose().catch(() => undefined);
+      created?.closeOpenFiles();
       if (created?.temporary) this.#temporary.push({ workspace: created, succeeded: status === 'succeeded' });
       else this.#others.add(workspace.root);
     };

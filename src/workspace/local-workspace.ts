@@ -251,6 +251,14 @@ export class LocalWorkspace implements Workspace {
   }
 
   /**
+   * Closes the files kept open for appends (the memory's output logs); a later append opens its file again. The
+   * harness calls it when a run ends, so that a finished run holds no descriptor.
+   */
+  closeOpenFiles(): void {
+    this.#appends.closeAll();
+  }
+
+  /**
    * Closes the files kept open for appends, and deletes the directory if {@link LocalWorkspace.create} made it as a
    * temporary one; a directory you named is kept.
    */

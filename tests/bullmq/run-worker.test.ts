@@ -74,6 +74,36 @@ describe('createRunWorker options', () => {
       message: expect.stringMatching(/createHarness must be a function.*queueName.*concurrency must be an integer ≥ 1/),
     });
   });
+
+  const valid = { connection: {}, queueName: 'runs', createHarness: () => ({}) as never };
+
+  it('names invalid lock and stalled-check settings', async () => {
+    await expect(
+      createRunWorker({ ...valid, lockDurationMs: 0, stalledIntervalMs: 1.5, maxStalledCount: -1 }),
+    ).rejects.toMatchObject({
+      code: 'invalid-options',
+      message: expect.stringMatching(
+        /lockDurationMs must be an integer ≥ 1.*stalledIntervalMs must be an integer ≥ 1.*maxStalledCount must be an integer ≥ 0/,
+      ),
+    });
+  });
+
+  it('refuses a setting given both by name and in workerOptions', async () => {
+    await expect(
+      createRunWorker({
+        ...valid,
+        lockDurationMs: 10_000,
+        stalledIntervalMs: 2_000,
+        maxStalledCount: 2,
+        workerOptions: { lockDuration: 20_000, stalledInterval: 2_000, maxStalledCount: 1 },
+      }),
+    ).rejects.toMatchObject({
+      code: 'invalid-options',
+      message: expect.stringMatching(
+        /lockDurationMs and workerOptions.lockDuration are the same setting.*stalledIntervalMs and workerOptions.stalledInterval.*maxStalledCount and workerOptions.maxStalledCount/,
+      ),
+    });
+  });
 });
 
 describe.skipIf(!probe.available)(`run worker on redis-server (${probe.reason})`, () => {
@@ -123,7 +153,8 @@ describe.skipIf(!probe.available)(`run worker on redis-server (${probe.reason})`
       queueName: queue.name,
       workspaceRoot: options.workspaceRoot ?? root,
       progressIntervalMs: 0,
-      workerOptions: { lockDuration: 5_000, stalledInterval: 1_000 },
+      lockDurationMs: 5_000,
+      stalledIntervalMs: 1_000,
       createHarness: (_job, { workspace }) => {
         const harness = createHarness({
           backend: latencyBackend(options.latencyMs ?? 0),
@@ -175,6 +206,31 @@ describe.skipIf(!probe.available)(`run worker on redis-server (${probe.reason})`
     expect(progress.at(-1)).toMatchObject({ stage: 'finished', status: 'succeeded', iteration: CALLS_PER_RUN - 1 });
     expect(progress.find((p) => p.subtask?.index === 3)).toMatchObject({ subtasks: 3, subtask: { title: 'part 3' } });
     expect(await new RedisRunStore(redis).load(runId)).toMatchObject({ status: 'finished' });
+  });
+
+  it('gives BullMQ a 12 s lock, a 3 s stalled check and one stall by default, and the named settings when given', async () => {
+    const make = async (settings: {
+      lockDurationMs?: number;
+      stalledIntervalMs?: number;
+      maxStalledCount?: number;
+    }) => {
+      const runWorker = await createRunWorker({
+        connection: connection(),
+        queueName: newQueue().name,
+        createHarness: () => createHarness({ backend: latencyBackend(0), verification: false }),
+        ...settings,
+      });
+      open.push(runWorker);
+      return runWorker.worker.opts;
+    };
+    expect(await make({})).toMatchObject({ lockDuration: 12_000, stalledInterval: 3_000, maxStalledCount: 1 });
+    expect(await make({ lockDurationMs: 2_000, stalledIntervalMs: 500, maxStalledCount: 3 })).toMatchObject({
+      lockDuration: 2_000,
+      // BullMQ renews a lock at half its duration.
+      lockRenewTime: 1_000,
+      stalledInterval: 500,
+      maxStalledCount: 3,
+    });
   });
 
   it('fails a job whose workspace is unreachable, naming the path and the shared-root requirement', async () => {

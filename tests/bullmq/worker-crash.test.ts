@@ -45,10 +45,38 @@ describe.skipIf(!probe.available)(`run workers killed mid-run (${probe.reason})`
       workspaceRoot: root,
       latencyMs: 250,
       concurrency,
-      lockDuration: 4_000,
-      stalledInterval: 1_000,
+      lockDurationMs: 4_000,
+      stalledIntervalMs: 1_000,
+      maxStalledCount: 2,
     });
   }
+
+  it('a worker SIGKILLed as its run starts: the stalled check of another takes the job over, which finishes the run from its snapshot', async () => {
+    const config = await setUp('crash-at-start');
+    // The settings as createRunWorker takes them (a short lock), and its default maxStalledCount (1).
+    const short = (name: string) => ({ ...config(name, 1), maxStalledCount: undefined });
+    await Promise.all([fleet.prepare(short('doomed')), fleet.prepare(short('heir'))]);
+    await fleet.release('doomed');
+    const { runId } = await enqueueRun(queue, 'Write the three parts.');
+    // run-start comes once the run's first snapshot is stored.
+    await fleet.waitFor((m) => m.kind === 'event' && m.type === 'run-start' && m.runId === runId);
+    await fleet.kill('doomed');
+    await fleet.release('heir');
+
+    const [job] = await allSettled(queue, 1);
+    expect(await job?.getState()).toBe('completed');
+    expect(job?.returnvalue).toMatchObject({ status: 'succeeded', deliverable: { answer: 'final answer' } });
+    expect(job?.returnvalue.report.resumes.count).toBe(1);
+    // The heir's own stalled check moved the dead worker's job back to the wait list; the heir then resumed it.
+    expect(fleet.messages).toContainEqual({ kind: 'stalled', worker: 'heir', jobId: runId });
+    const heir = fleet.eventsOf(runId, 'heir').map((e) => e.type);
+    expect(heir).not.toContain('run-start');
+    expect(heir[0]).toBe('run-resume');
+    expect(heir.at(-1)).toBe('run-finish');
+    expect(fleet.messages.filter((m) => m.kind === 'completed')).toEqual([
+      { kind: 'completed', worker: 'heir', jobId: runId },
+    ]);
+  }, 60_000);
 
   it('a SIGKILLed worker: another one resumes the run from its snapshot, and the job completes once', async () => {
     const config = await setUp('crash-one');

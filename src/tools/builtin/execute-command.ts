@@ -7,6 +7,7 @@ import { defineTool } from '../define-tool.js';
 import type { Tool, ToolContext } from '../types.js';
 import { secretsPassedOn } from './sandbox/environment.js';
 import { OutputCapture } from './sandbox/output-capture.js';
+import { limitHitMessage, resourceLimitOptions } from './sandbox/resource-limits.js';
 import { CommandPolicy, requireApproval, type ApproveFn, type CommandPolicyOptions } from './command-policy.js';
 import {
   changedFiles,
@@ -64,6 +65,20 @@ export interface ExecuteCommandToolOptions {
    * @defaultValue 256
    */
   maxProcesses?: number;
+  /**
+   * Memory one command may use (bytes, at least 64 MiB): all its processes together with a memory cgroup, each
+   * process's address space with `RLIMIT_AS` (see `sandbox.memoryLimit`); `false`: no limit. A command that goes past
+   * it ends in an error observation (`resource-limit`) naming the limit.
+   * @defaultValue 4 GiB
+   */
+  maxMemoryBytes?: number | false;
+  /**
+   * Bytes the sandbox's private `/tmp` and `/dev/shm` may each hold (at least 1 MiB), where bubblewrap can cap them
+   * (see `sandbox.tmpLimit`); `false`: no cap. A command that fails for lack of space there ends in an error
+   * observation (`resource-limit`) naming the limit.
+   * @defaultValue 1 GiB
+   */
+  maxTmpBytes?: number | false;
 }
 
 const OptionsSchema = z.strictObject({
@@ -78,6 +93,7 @@ const OptionsSchema = z.strictObject({
   env: z.record(z.string(), z.string()).default({}),
   passEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be environment variable names')).default([]),
   maxProcesses: z.number().int().min(16).max(100_000).default(DEFAULT_MAX_PROCESSES),
+  ...resourceLimitOptions,
 });
 
 const CommandInput = z.object({
@@ -112,7 +128,14 @@ export async function waitForProcess(
   const proc: WorkspaceProcess =
     'dispose' in target
       ? target
-      : { child: target, token: '', kill: () => killProcessTree(target), dispose: async () => undefined };
+      : {
+          child: target,
+          token: '',
+          limits: {},
+          oomKills: async () => 0,
+          kill: () => killProcessTree(target),
+          dispose: async () => undefined,
+        };
   const { child } = proc;
   const outcome = await new Promise<ProcessOutcome>((resolve) => {
     let timedOut = false;
@@ -263,6 +286,8 @@ export function executeCommandTool(options: ExecuteCommandToolOptions = {}): Exe
         passEnv: opts.passEnv,
         env: opts.env,
         maxProcesses: opts.maxProcesses,
+        maxMemoryBytes: opts.maxMemoryBytes,
+        maxTmpBytes: opts.maxTmpBytes,
       });
       const { child } = proc;
       const stdout = new OutputCapture(opts.maxOutputChars);
@@ -294,6 +319,12 @@ export function executeCommandTool(options: ExecuteCommandToolOptions = {}): Exe
       if (err) lines.push('--- stderr ---', err.replace(/\n$/, ''));
       if (!out && !err) lines.push('(no output)');
       if (files.length > 0) lines.push(`Files created or changed: ${files.join(', ')}`);
+      const limitHit = await limitHitMessage(proc.limits, await proc.oomKills(), err, {
+        tool: 'execute_command',
+        factory: 'executeCommandTool',
+        workspaceRoot: ctx.workspace.root,
+      });
+      if (limitHit) throw new HarnessError('resource-limit', `${limitHit}\n\n${lines.join('\n')}`);
       return { text: lines.join('\n'), files };
     },
   });

@@ -15,6 +15,7 @@ import {
 } from './sandbox.js';
 import { PythonSession } from './sandbox/python-session.js';
 import { secretsPassedOn } from './sandbox/environment.js';
+import { limitHitMessage, resourceLimitOptions } from './sandbox/resource-limits.js';
 import { parseOptions } from './search-providers/http.js';
 
 /** Options of {@link pythonInterpreterTool}. */
@@ -54,6 +55,20 @@ export interface PythonInterpreterToolOptions {
    * @defaultValue 256
    */
   maxProcesses?: number;
+  /**
+   * Memory one session may use (bytes, at least 64 MiB): the interpreter and everything it starts together with a
+   * memory cgroup, each process's address space with `RLIMIT_AS` (see `sandbox.memoryLimit`); `false`: no limit. A
+   * cell that goes past it ends in an error observation (`resource-limit`) naming the limit.
+   * @defaultValue 4 GiB
+   */
+  maxMemoryBytes?: number | false;
+  /**
+   * Bytes the sandbox's private `/tmp` and `/dev/shm` may each hold (at least 1 MiB), where bubblewrap can cap them
+   * (see `sandbox.tmpLimit`); `false`: no cap. A cell that fails for lack of space there ends in an error
+   * observation (`resource-limit`) naming the limit.
+   * @defaultValue 1 GiB
+   */
+  maxTmpBytes?: number | false;
 }
 
 const OptionsSchema = z.strictObject({
@@ -67,6 +82,7 @@ const OptionsSchema = z.strictObject({
   env: z.record(z.string(), z.string()).default({}),
   passEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be environment variable names')).default([]),
   maxProcesses: z.number().int().min(16).max(100_000).default(DEFAULT_MAX_PROCESSES),
+  ...resourceLimitOptions,
 });
 
 const PythonInput = z.object({
@@ -163,6 +179,8 @@ export function pythonInterpreterTool(options: PythonInterpreterToolOptions = {}
         env: { MPLBACKEND: 'Agg', PYTHONDONTWRITEBYTECODE: '1', PYTHONIOENCODING: 'utf-8', ...opts.env },
         readOnlyPaths: install.prefixes,
         maxProcesses: opts.maxProcesses,
+        maxMemoryBytes: opts.maxMemoryBytes,
+        maxTmpBytes: opts.maxTmpBytes,
       });
       if (!sessions.has(key)) {
         ctx.onScopeEnd(() => {
@@ -206,6 +224,7 @@ export function pythonInterpreterTool(options: PythonInterpreterToolOptions = {}
       if (code.trim() === '')
         return reset ? 'The Python session was reset; all variables are cleared.' : 'No code given.';
       const before = await snapshotFiles(ctx.workspace.root);
+      const oomKillsBefore = await python.oomKills();
       const reply = await python.run(code, opts.timeoutMs, ctx.signal, opts.maxOutputChars);
       const files = await recordChanges(ctx, 'python_interpreter', before);
       const lines: string[] = [];
@@ -232,6 +251,13 @@ export function pythonInterpreterTool(options: PythonInterpreterToolOptions = {}
       }
       if (lines.length === 0 || (lines.length === 1 && reset)) lines.push('(no output)');
       if (files.length > 0) lines.push(`Files created or changed: ${files.join(', ')}`);
+      const limitHit = await limitHitMessage(
+        python.limits,
+        (await python.oomKills()) - oomKillsBefore,
+        `${reply.stderr}\n${reply.error ?? ''}`,
+        { tool: 'python_interpreter', factory: 'pythonInterpreterTool', workspaceRoot: ctx.workspace.root },
+      );
+      if (limitHit) throw new HarnessError('resource-limit', `${limitHit}\n\n${lines.join('\n')}`);
       return { text: lines.join('\n'), files };
     },
   });

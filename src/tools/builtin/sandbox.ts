@@ -1,22 +1,40 @@
 /**
  * Sandboxing of shell commands and Python with bubblewrap (`bwrap`): the workspace read-write at its own path, the
- * system directories read-only and nothing else of the host, a private `/tmp`, `/proc` and `/dev`, no capabilities,
- * no network unless allowed, an allow-listed environment, a process limit, and every process a command started
- * killed when it ends. Details: docs/security.md.
+ * system directories read-only and nothing else of the host, a private size-capped `/tmp`, `/proc` and `/dev`, no
+ * capabilities, no network unless allowed, an allow-listed environment, process and memory limits, and every process
+ * a command started killed when it ends. Details: docs/security.md.
  * @module
  */
 import type { ChildProcess, StdioOptions } from 'node:child_process';
 import { lstatSync, mkdirSync } from 'node:fs';
-import type { Dirent } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { HarnessError } from '../../errors.js';
-import { Containment, PROCESS_TOKEN_ENV, processLimitKind, type ProcessLimitKind } from './sandbox/containment.js';
+import {
+  Containment,
+  type MemoryLimitKind,
+  memoryLimitKind,
+  PROCESS_TOKEN_ENV,
+  processLimitKind,
+  type ProcessLimitKind,
+} from './sandbox/containment.js';
 import { commandEnv } from './sandbox/environment.js';
 import { baseSandboxArgs, HARNESS_STATE_DIR, sandboxArgs, type WorkspaceAccess } from './sandbox/mounts.js';
+import {
+  type AppliedLimits,
+  DEFAULT_MAX_MEMORY_BYTES,
+  DEFAULT_MAX_TMP_BYTES,
+  type TmpLimitKind,
+} from './sandbox/resource-limits.js';
 
+export { changedFiles, snapshotFiles } from './sandbox/file-snapshot.js';
 export { sandboxArgs, type SandboxArgsOptions, type WorkspaceAccess } from './sandbox/mounts.js';
-export type { ProcessLimitKind } from './sandbox/containment.js';
+export type { MemoryLimitKind, ProcessLimitKind } from './sandbox/containment.js';
+export {
+  type AppliedLimits,
+  DEFAULT_MAX_MEMORY_BYTES,
+  DEFAULT_MAX_TMP_BYTES,
+  type TmpLimitKind,
+} from './sandbox/resource-limits.js';
 
 /** node:child_process, loaded by the first command rather than with the package. */
 function childProcess(): typeof import('node:child_process') {
@@ -39,6 +57,8 @@ export interface BwrapProbe {
   path: string;
   /** Why it is (un)available, with what to do. */
   reason: string;
+  /** True when this bubblewrap can cap the size of a tmpfs (`--size`, bubblewrap ≥ 0.7, not setuid). */
+  tmpfsSize?: boolean;
 }
 
 /** What a tool will do about sandboxing, and the warning the harness should report (e.g. in `run-start`). */
@@ -52,6 +72,14 @@ export interface SandboxStatus {
   reason: string;
   /** How the number of processes per command is bounded: a pids cgroup, `RLIMIT_NPROC` in the sandbox, or not at all. */
   processLimit: ProcessLimitKind;
+  /**
+   * How the memory of a command is bounded: a memory cgroup (all its processes together), `RLIMIT_AS` in the sandbox
+   * (each process's address space), or not at all. Left out by callers that build a status themselves: worked out
+   * at each spawn then.
+   */
+  memoryLimit?: MemoryLimitKind;
+  /** How the sandbox's `/tmp` and `/dev/shm` are bounded: a tmpfs size, or not at all (no sandbox, or an old bubblewrap). */
+  tmpLimit?: TmpLimitKind;
   warning?: string;
   bwrapPath: string;
 }
@@ -85,7 +113,13 @@ export function probeBwrap(bwrapPath = 'bwrap'): BwrapProbe {
       reason: `bubblewrap cannot create a sandbox here (${detail}); user namespaces may be disabled in this container`,
     };
   } else {
-    probe = { available: true, path: bwrapPath, reason: 'bubblewrap sandbox available' };
+    // Older (< 0.7) and setuid bubblewraps refuse --size: the sandbox works, its /tmp is unbounded.
+    const sized = childProcess().spawnSync(bwrapPath, [...baseSandboxArgs(false, [], 1024 * 1024), 'true'], {
+      timeout: 10_000,
+      stdio: 'ignore',
+    });
+    const tmpfsSize = !sized.error && sized.status === 0;
+    probe = { available: true, path: bwrapPath, reason: 'bubblewrap sandbox available', tmpfsSize };
   }
   probes.set(bwrapPath, probe);
   return probe;
@@ -103,6 +137,8 @@ export function sandboxStatus(mode: SandboxMode = 'auto', bwrapPath = 'bwrap'): 
       requiresApproval: false,
       bwrapPath,
       processLimit: processLimitKind(false),
+      memoryLimit: memoryLimitKind(false),
+      tmpLimit: 'none',
       reason: "sandbox disabled (sandbox: 'none')",
       warning:
         "Sandbox disabled (sandbox: 'none'): shell commands and Python run on the host, limited only by the command policy.",
@@ -111,6 +147,7 @@ export function sandboxStatus(mode: SandboxMode = 'auto', bwrapPath = 'bwrap'): 
   const probe = probeBwrap(bwrapPath);
   if (probe.available) {
     const processLimit = processLimitKind(true);
+    const memoryLimit = memoryLimitKind(true);
     const status: SandboxStatus = {
       mode,
       active: true,
@@ -118,12 +155,26 @@ export function sandboxStatus(mode: SandboxMode = 'auto', bwrapPath = 'bwrap'): 
       bwrapPath,
       reason: probe.reason,
       processLimit,
+      memoryLimit,
+      tmpLimit: probe.tmpfsSize ? 'tmpfs-size' : 'none',
     };
+    const gaps: string[] = [];
     if (processLimit === 'none') {
-      status.warning =
-        'The sandbox cannot limit the number of processes here (running as root without a writable pids cgroup): ' +
-        'a fork bomb in a command can exhaust the machine until its timeout.';
+      gaps.push(
+        'cannot limit the number of processes here (running as root without a writable pids cgroup): a fork bomb ' +
+          'in a command can exhaust the machine until its timeout',
+      );
     }
+    if (memoryLimit === 'none') {
+      gaps.push('cannot limit memory here (no writable memory cgroup, no prlimit): a command can use all of it');
+    }
+    if (!probe.tmpfsSize) {
+      gaps.push(
+        `cannot cap the size of its /tmp (${bwrapPath} refuses --size: older than 0.7, or setuid): a command can ` +
+          'fill memory through /tmp',
+      );
+    }
+    if (gaps.length) status.warning = `The sandbox ${gaps.join('; it ')}.`;
     return status;
   }
   if (mode === 'bwrap') {
@@ -138,6 +189,8 @@ export function sandboxStatus(mode: SandboxMode = 'auto', bwrapPath = 'bwrap'): 
     requiresApproval: true,
     bwrapPath,
     processLimit: processLimitKind(false),
+    memoryLimit: memoryLimitKind(false),
+    tmpLimit: 'none',
     reason: probe.reason,
     warning: `No sandbox: ${probe.reason}. Shell commands and Python run on the host and each one needs approval; pass sandbox: 'none' to opt out explicitly.`,
   };
@@ -180,6 +233,17 @@ export interface SpawnInWorkspaceOptions {
   readOnlyPaths?: readonly string[];
   /** @defaultValue {@link DEFAULT_MAX_PROCESSES} */
   maxProcesses?: number;
+  /**
+   * Memory the process may use, with everything it starts (memory cgroup) or each process apart (`RLIMIT_AS`), as
+   * `sandbox.memoryLimit` says; `false`: no limit.
+   * @defaultValue {@link DEFAULT_MAX_MEMORY_BYTES}
+   */
+  maxMemoryBytes?: number | false;
+  /**
+   * Bytes the sandbox's private `/tmp` and `/dev/shm` may each hold, where bubblewrap can cap them; `false`: no cap.
+   * @defaultValue {@link DEFAULT_MAX_TMP_BYTES}
+   */
+  maxTmpBytes?: number | false;
   stdio?: StdioOptions;
 }
 
@@ -188,6 +252,10 @@ export interface WorkspaceProcess {
   readonly child: ChildProcess;
   /** The value of `HORIZON_HARNESS_PROCESS_TOKEN` every process of this command inherits. */
   readonly token: string;
+  /** The memory and `/tmp` limits the command runs under. */
+  readonly limits: AppliedLimits;
+  /** Processes of the command the kernel killed for going past its memory cgroup's limit, so far (0 without one). */
+  oomKills(): Promise<number>;
   /** SIGKILLs the process group at once, and the token-carrying and cgroup processes as the scan finds them. */
   kill(): void;
   /** Kills everything left and releases the cgroup; call once the command has ended. */
@@ -231,7 +299,12 @@ export function spawnInWorkspace(
     );
   }
   if (active) ensureStateDir(root);
-  const containment = new Containment(options.sandbox.processLimit, options.maxProcesses ?? DEFAULT_MAX_PROCESSES);
+  const limits = appliedLimits(options);
+  const containment = new Containment(
+    options.sandbox.processLimit,
+    options.maxProcesses ?? DEFAULT_MAX_PROCESSES,
+    limits.memory ?? { kind: 'none', maxBytes: 0 },
+  );
   const env = {
     ...commandEnv({
       workspaceRoot: root,
@@ -252,6 +325,7 @@ export function spawnInWorkspace(
           cwd,
           allowNetwork: options.allowNetwork,
           readOnlyPaths: options.readOnlyPaths,
+          ...(limits.tmpBytes === undefined ? {} : { tmpBytes: limits.tmpBytes }),
         }),
         '--',
         ...inner,
@@ -269,7 +343,32 @@ export function spawnInWorkspace(
     // The rest is found by scanning /proc, asynchronously; `dispose()` waits for it.
     void containment.killAll();
   };
-  return { child, token: containment.token, kill, dispose: () => containment.dispose() };
+  return {
+    child,
+    token: containment.token,
+    limits,
+    oomKills: () => containment.oomKills(),
+    kill,
+    dispose: () => containment.dispose(),
+  };
+}
+
+/** The limits a spawn gets: its options (or the defaults), as far as this machine and sandbox can enforce them. */
+function appliedLimits(options: SpawnInWorkspaceOptions): AppliedLimits {
+  const { sandbox } = options;
+  const limits: AppliedLimits = {};
+  const memoryBytes = options.maxMemoryBytes ?? DEFAULT_MAX_MEMORY_BYTES;
+  const kind = sandbox.memoryLimit ?? memoryLimitKind(sandbox.active);
+  // RLIMIT_AS is set by prlimit inside the sandbox's user namespace; a status that says 'rlimit' without one is stale.
+  if (memoryBytes !== false && (kind === 'cgroup' || (kind === 'rlimit' && sandbox.active))) {
+    limits.memory = { kind, maxBytes: memoryBytes };
+  }
+  const tmpBytes = options.maxTmpBytes ?? DEFAULT_MAX_TMP_BYTES;
+  if (tmpBytes !== false && sandbox.active) {
+    const tmpLimit = sandbox.tmpLimit ?? (probeBwrap(sandbox.bwrapPath).tmpfsSize ? 'tmpfs-size' : 'none');
+    if (tmpLimit === 'tmpfs-size') limits.tmpBytes = tmpBytes;
+  }
+  return limits;
 }
 
 /** Kills a process and its whole process group (spawned with `detached: true`). */
@@ -285,44 +384,4 @@ export function killProcessTree(child: ChildProcess): void {
       // Already exited.
     }
   }
-}
-
-const SKIP_DIRS = new Set(['.git', 'node_modules', '__pycache__', '.ipynb_checkpoints', '.venv']);
-const MAX_SNAPSHOT_FILES = 50_000;
-
-/** Workspace-relative path → `mtime:size` of every regular file (symlinks and tool caches skipped). */
-export async function snapshotFiles(root: string): Promise<Map<string, string>> {
-  const files = new Map<string, string>();
-  const walk = async (dir: string): Promise<void> => {
-    let entries: Dirent[];
-    try {
-      entries = await readdir(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const entry of entries) {
-      if (files.size >= MAX_SNAPSHOT_FILES) return;
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) {
-        if (!SKIP_DIRS.has(entry.name)) await walk(full);
-      } else if (entry.isFile()) {
-        try {
-          const info = await stat(full);
-          files.set(path.relative(root, full).split(path.sep).join('/'), `${info.mtimeMs}:${info.size}`);
-        } catch {
-          // Deleted between readdir and stat.
-        }
-      }
-    }
-  };
-  await walk(root);
-  return files;
-}
-
-/** Files that are new or changed between two snapshots, sorted. */
-export function changedFiles(before: Map<string, string>, after: Map<string, string>): string[] {
-  return [...after]
-    .filter(([file, sig]) => before.get(file) !== sig)
-    .map(([file]) => file)
-    .sort();
 }

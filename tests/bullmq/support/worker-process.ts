@@ -15,8 +15,10 @@ export interface WorkerProcessConfig {
   workspaceRoot: string;
   latencyMs: number;
   concurrency: number;
-  lockDuration: number;
-  stalledInterval: number;
+  /** createRunWorker's lock and stalled-check settings; left out, its defaults. */
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
+  maxStalledCount?: number;
 }
 
 /** What the worker reports to its parent. */
@@ -25,6 +27,7 @@ export type WorkerMessage =
   | { kind: 'ready'; worker: string }
   | { kind: 'event'; worker: string; runId: string; type: string; purpose?: string; scope?: string }
   | { kind: 'completed'; worker: string; jobId: string }
+  | { kind: 'stalled'; worker: string; jobId: string }
   | { kind: 'failed'; worker: string; jobId: string; reason: string };
 
 const config = JSON.parse(process.env.HH_WORKER ?? '{}') as WorkerProcessConfig;
@@ -48,12 +51,10 @@ const { worker, close } = await createRunWorker({
   concurrency: config.concurrency,
   workspaceRoot: config.workspaceRoot,
   progressIntervalMs: 0,
-  workerOptions: {
-    name: config.name,
-    lockDuration: config.lockDuration,
-    stalledInterval: config.stalledInterval,
-    maxStalledCount: 2,
-  },
+  ...(config.lockDurationMs === undefined ? {} : { lockDurationMs: config.lockDurationMs }),
+  ...(config.stalledIntervalMs === undefined ? {} : { stalledIntervalMs: config.stalledIntervalMs }),
+  ...(config.maxStalledCount === undefined ? {} : { maxStalledCount: config.maxStalledCount }),
+  workerOptions: { name: config.name },
   createHarness: (_job, { workspace }) => {
     const harness = createHarness({
       backend: latencyBackend(config.latencyMs),
@@ -68,6 +69,8 @@ const { worker, close } = await createRunWorker({
     return harness;
   },
 });
+// The stalled-job check of this worker moved a dead worker's job back to the wait list.
+worker.on('stalled', (jobId) => report({ kind: 'stalled', worker: config.name, jobId }));
 worker.on('completed', (job) => report({ kind: 'completed', worker: config.name, jobId: String(job.id) }));
 worker.on('failed', (job, error) =>
   report({ kind: 'failed', worker: config.name, jobId: String(job?.id), reason: error.message }),

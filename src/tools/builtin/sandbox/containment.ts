@@ -1,12 +1,13 @@
 /**
- * Keeping every process a command starts countable and killable: a per-call token in each process's environment,
- * a pids cgroup (a hard process limit and a complete process list) when the harness may create one, and
- * `RLIMIT_NPROC` inside bubblewrap's user namespace otherwise.
+ * Keeping every process a command starts countable, killable and bounded: a per-call token in each process's
+ * environment; a pids cgroup (a hard process limit and a complete process list) and a memory cgroup (a limit on the
+ * memory of all its processes together) when the harness may create them; `RLIMIT_NPROC` and `RLIMIT_AS` inside
+ * bubblewrap otherwise.
  * @module
  */
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
-import path from 'node:path';
+import { cgroupBase, CommandCgroup } from './cgroups.js';
 
 /** `bytes` random bytes in hex; node:crypto loads with the first command rather than with the package. */
 function randomHex(bytes: number): string {
@@ -19,49 +20,12 @@ export const PROCESS_TOKEN_ENV = 'HORIZON_HARNESS_PROCESS_TOKEN';
 /** How the number of processes of one command is bounded. */
 export type ProcessLimitKind = 'cgroup' | 'rlimit' | 'none';
 
-let cgroupBase: string | null | undefined;
-
-/** The directory under which this process may create pids cgroups (cgroup v1 `pids` or v2 with `pids` delegated), or null. */
-function pidsCgroupBase(): string | null {
-  if (cgroupBase !== undefined) return cgroupBase;
-  cgroupBase = null;
-  let membership = '';
-  try {
-    membership = readFileSync('/proc/self/cgroup', 'utf8');
-  } catch {
-    return cgroupBase;
-  }
-  const candidates: string[] = [];
-  for (const line of membership.split('\n')) {
-    const [, controllers, where] = /^\d+:([^:]*):(.*)$/.exec(line) ?? [];
-    if (where === undefined) continue;
-    if (controllers?.split(',').includes('pids')) candidates.push(path.join('/sys/fs/cgroup/pids', where));
-    if (controllers === '') {
-      const dir = path.join('/sys/fs/cgroup', where);
-      try {
-        if (readFileSync(path.join(dir, 'cgroup.subtree_control'), 'utf8').split(/\s+/).includes('pids'))
-          candidates.push(dir);
-      } catch {
-        // Not a cgroup v2 mount.
-      }
-    }
-  }
-  for (const dir of candidates) {
-    const trial = path.join(dir, `horizon-harness-probe-${process.pid}-${randomHex(4)}`);
-    try {
-      mkdirSync(trial);
-      const usable = existsSync(path.join(trial, 'pids.max'));
-      rmdirSync(trial);
-      if (usable) {
-        cgroupBase = dir;
-        return dir;
-      }
-    } catch {
-      // Not writable by this user.
-    }
-  }
-  return cgroupBase;
-}
+/**
+ * How the memory of one command is bounded: `cgroup`, the memory of all its processes together (RAM, and swap where
+ * the kernel accounts it; the kernel kills a process when it is reached); `rlimit`, the address space of each process
+ * (`RLIMIT_AS`; an allocation beyond it fails); `none`, not at all.
+ */
+export type MemoryLimitKind = 'cgroup' | 'rlimit' | 'none';
 
 let prlimitPath: string | null | undefined;
 
@@ -79,60 +43,105 @@ function findPrlimit(): string | null {
  * `RLIMIT_NPROC` (counted per user namespace, so per sandbox); else none. Root is exempt from `RLIMIT_NPROC`.
  */
 export function processLimitKind(sandboxed: boolean): ProcessLimitKind {
-  if (pidsCgroupBase() !== null) return 'cgroup';
+  if (cgroupBase('pids') !== null) return 'cgroup';
   if (sandboxed && process.getuid?.() !== 0 && findPrlimit() !== null) return 'rlimit';
   return 'none';
+}
+
+/** Which memory limit applies: a memory cgroup when one can be created here; else, inside bubblewrap, `RLIMIT_AS`. */
+export function memoryLimitKind(sandboxed: boolean): MemoryLimitKind {
+  if (cgroupBase('memory') !== null) return 'cgroup';
+  if (sandboxed && findPrlimit() !== null) return 'rlimit';
+  return 'none';
+}
+
+/** The memory limit of one command: how it is enforced and how many bytes. */
+export interface MemoryLimit {
+  kind: MemoryLimitKind;
+  maxBytes: number;
 }
 
 /** One command's processes: how to start them tagged and limited, and how to end all of them. @internal */
 export class Containment {
   /** Random per call: nothing else carries it. */
   readonly token = randomHex(16);
-  private readonly cgroup: string | undefined;
+  private readonly cgroups: CommandCgroup[] = [];
+  private readonly memoryCgroup: CommandCgroup | undefined;
+  /** The OOM kills counted when the memory cgroup was removed. */
+  private finalOomKills: number | undefined;
 
   constructor(
     readonly limit: ProcessLimitKind,
     private readonly maxProcesses: number,
+    readonly memory: MemoryLimit = { kind: 'none', maxBytes: 0 },
   ) {
-    if (limit === 'cgroup') {
-      const dir = path.join(pidsCgroupBase() as string, `horizon-harness-${process.pid}-${this.token.slice(0, 12)}`);
-      mkdirSync(dir);
-      writeFileSync(path.join(dir, 'pids.max'), String(maxProcesses));
-      this.cgroup = dir;
+    const tag = this.token.slice(0, 12);
+    const pidsBase = limit === 'cgroup' ? cgroupBase('pids') : null;
+    const memoryBase = memory.kind === 'cgroup' ? cgroupBase('memory') : null;
+    try {
+      // cgroup v2 has one tree: one cgroup carries both limits.
+      if (pidsBase && memoryBase && pidsBase.dir === memoryBase.dir) {
+        const both = new CommandCgroup(pidsBase, tag, { maxProcesses, maxMemoryBytes: memory.maxBytes });
+        this.cgroups.push(both);
+        this.memoryCgroup = both;
+      } else {
+        if (pidsBase) this.cgroups.push(new CommandCgroup(pidsBase, tag, { maxProcesses }));
+        if (memoryBase) {
+          this.memoryCgroup = new CommandCgroup(memoryBase, tag, { maxMemoryBytes: memory.maxBytes });
+          this.cgroups.push(this.memoryCgroup);
+        }
+      }
+    } catch (error) {
+      for (const cgroup of this.cgroups) cgroup.remove();
+      throw error;
     }
   }
 
-  /** The program and arguments that start `argv` inside the cgroup (before exec, so no child escapes it). */
+  /** The program and arguments that start `argv` inside the cgroups (before exec, so no child escapes them). */
   outerCommand(argv: readonly string[]): string[] {
-    if (!this.cgroup) return [...argv];
+    if (this.cgroups.length === 0) return [...argv];
     return [
       '/bin/sh',
       '-c',
-      'echo $$ > "$1" && shift && exec "$@"',
+      'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n - 1)); done; exec "$@"',
       'horizon-harness-cgroup',
-      path.join(this.cgroup, 'cgroup.procs'),
+      String(this.cgroups.length),
+      ...this.cgroups.map((cgroup) => cgroup.procsFile),
       ...argv,
     ];
   }
 
-  /** The program and arguments run inside the sandbox (the rlimit applies in its user namespace). */
+  /** The program and arguments run inside the sandbox (the rlimits apply in its user namespace). */
   innerCommand(argv: readonly string[]): string[] {
-    if (this.limit !== 'rlimit') return [...argv];
-    return [findPrlimit() as string, `--nproc=${this.maxProcesses}:${this.maxProcesses}`, '--', ...argv];
+    const limits: string[] = [];
+    if (this.limit === 'rlimit') limits.push(`--nproc=${this.maxProcesses}:${this.maxProcesses}`);
+    if (this.memory.kind === 'rlimit') limits.push(`--as=${this.memory.maxBytes}:${this.memory.maxBytes}`);
+    const prlimit = findPrlimit();
+    if (limits.length === 0 || prlimit === null) return [...argv];
+    return [prlimit, ...limits, '--', ...argv];
   }
 
   /**
-   * SIGKILLs every process in the cgroup or carrying the token, until none is left (a bounded number of rounds).
+   * How many of the command's processes the kernel killed for going past the memory cgroup's limit so far (0 without
+   * a memory cgroup); after {@link dispose}, the count when the cgroup was removed.
+   */
+  async oomKills(): Promise<number> {
+    if (this.finalOomKills !== undefined) return this.finalOomKills;
+    return (await this.memoryCgroup?.oomKills()) ?? 0;
+  }
+
+  /**
+   * SIGKILLs every process in the cgroups or carrying the token, until none is left (a bounded number of rounds).
    * Asynchronous: finding the token means reading every process's environment under `/proc`, which a fork bomb
    * makes long, so the reads go through the thread pool and the event loop keeps running. Never rejects.
    */
   async killAll(): Promise<void> {
     for (let round = 0; round < 20; round += 1) {
-      const [inCgroup, carrying] = await Promise.all([
-        this.cgroupPids(),
+      const [inCgroups, carrying] = await Promise.all([
+        Promise.all(this.cgroups.map((cgroup) => cgroup.pids())),
         pidsCarrying(`${PROCESS_TOKEN_ENV}=${this.token}`),
       ]);
-      const pids = new Set([...inCgroup, ...carrying]);
+      const pids = new Set([...inCgroups.flat(), ...carrying]);
       pids.delete(process.pid);
       if (pids.size === 0) return;
       for (const pid of pids) {
@@ -145,28 +154,22 @@ export class Containment {
     }
   }
 
-  /** Kills what is left and removes the cgroup (retrying while killed processes are being reaped). */
+  /** Kills what is left and removes the cgroups (retrying while killed processes are being reaped). */
   async dispose(): Promise<void> {
+    // Read before the cgroup goes: its counters go with it.
+    if (this.finalOomKills === undefined && this.memoryCgroup) this.finalOomKills = await this.memoryCgroup.oomKills();
     await this.killAll();
-    if (!this.cgroup) return;
-    for (let attempt = 0; attempt < 50; attempt += 1) {
-      try {
-        rmdirSync(this.cgroup);
-        return;
-      } catch {
-        await this.killAll();
-        await new Promise((resolve) => setTimeout(resolve, 20));
+    for (const cgroup of [...this.cgroups]) {
+      for (let attempt = 0; attempt < 50; attempt += 1) {
+        try {
+          cgroup.remove();
+          this.cgroups.splice(this.cgroups.indexOf(cgroup), 1);
+          break;
+        } catch {
+          await this.killAll();
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
       }
-    }
-  }
-
-  private async cgroupPids(): Promise<number[]> {
-    if (!this.cgroup) return [];
-    try {
-      const procs = await readFile(path.join(this.cgroup, 'cgroup.procs'), 'utf8');
-      return procs.split('\n').filter(Boolean).map(Number);
-    } catch {
-      return [];
     }
   }
 }

@@ -67,6 +67,8 @@ export interface SandboxArgsOptions {
   allowNetwork: boolean;
   /** More host paths bound read-only at the same path (e.g. a Python installation outside `/usr`); missing ones are skipped. */
   readOnlyPaths?: readonly string[];
+  /** Bytes the private `/tmp` and `/dev/shm` may each hold (needs bubblewrap ≥ 0.7); unlimited when left out. */
+  tmpBytes?: number;
 }
 
 function systemDirArgs(): string[] {
@@ -85,18 +87,34 @@ function systemDirArgs(): string[] {
   return args;
 }
 
-/** The bwrap arguments of the sandbox without the workspace: system directories, `/etc` subset, fresh `/dev`, `/proc`, `/tmp`, namespaces. */
-export function baseSandboxArgs(allowNetwork: boolean, readOnlyPaths: readonly string[] = []): string[] {
+/** A tmpfs at `dest`, of at most `sizeBytes` when given (bubblewrap ≥ 0.7 takes `--size`). */
+function tmpfs(dest: string, sizeBytes: number | undefined): string[] {
+  return sizeBytes === undefined ? ['--tmpfs', dest] : ['--size', String(sizeBytes), '--tmpfs', dest];
+}
+
+/**
+ * The bwrap arguments of the sandbox without the workspace: system directories, `/etc` subset, fresh `/dev` (read-only
+ * but for its own `/dev/shm`), `/proc`, `/tmp`, namespaces. `tmpBytes` caps `/tmp` and `/dev/shm` each.
+ */
+export function baseSandboxArgs(
+  allowNetwork: boolean,
+  readOnlyPaths: readonly string[] = [],
+  tmpBytes: number | undefined = undefined,
+): string[] {
   const args = [
     ...systemDirArgs(),
     ...SANDBOX_ETC_ENTRIES.flatMap((entry) => ['--ro-bind-try', `/etc/${entry}`, `/etc/${entry}`]),
     ...readOnlyPaths.flatMap((extra) => ['--ro-bind-try', extra, extra]),
     '--dev',
     '/dev',
+    // bubblewrap's /dev is a tmpfs as large as the host's, writable by a sandboxed root: only /dev/shm (for POSIX
+    // shared memory, e.g. Python's multiprocessing) stays writable, on a tmpfs of its own.
+    ...tmpfs('/dev/shm', tmpBytes),
+    '--remount-ro',
+    '/dev',
     '--proc',
     '/proc',
-    '--tmpfs',
-    '/tmp',
+    ...tmpfs('/tmp', tmpBytes),
     '--unshare-pid',
     '--unshare-ipc',
     '--unshare-uts',
@@ -122,7 +140,7 @@ export function sandboxArgs(options: SandboxArgsOptions): string[] {
       : // Over the workspace bind: sandboxed code cannot change the harness's state or plant symlinks in it.
         ['--bind', root, root, '--ro-bind', state, state];
   return [
-    ...baseSandboxArgs(options.allowNetwork, options.readOnlyPaths),
+    ...baseSandboxArgs(options.allowNetwork, options.readOnlyPaths, options.tmpBytes),
     // After the fresh /tmp, so that a workspace under /tmp stays the real directory.
     ...workspace,
     '--chdir',

@@ -7,6 +7,7 @@
 import type { Readable } from 'node:stream';
 import { OutputCapture } from './output-capture.js';
 import { spawnInWorkspace, type SpawnInWorkspaceOptions, type WorkspaceProcess } from '../sandbox.js';
+import type { AppliedLimits } from './resource-limits.js';
 import { PYTHON_DRIVER } from './python-driver.js';
 
 /** What one cell produced. */
@@ -138,6 +139,16 @@ export class PythonSession {
 
   get alive(): boolean {
     return !this.exited;
+  }
+
+  /** The memory and `/tmp` limits the session runs under. */
+  get limits(): AppliedLimits {
+    return this.proc.limits;
+  }
+
+  /** Processes of the session the kernel killed for going past its memory limit, so far. */
+  oomKills(): Promise<number> {
+    return this.proc.oomKills();
   }
 
   /** Kills the process and everything it started. */
