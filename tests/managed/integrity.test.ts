@@ -97,7 +97,11 @@ describe('integrity: any change during an audit voids it', () => {
     });
     const run = await managedRun({
       backend,
-      options: { agents: { auditor: commandAgent({ command: ['bash', auditorScript], promptVia: 'stdin' }) } },
+      options: {
+        agents: {
+          auditor: commandAgent({ command: ['bash', auditorScript], promptVia: 'stdin', readOnlyPaths: [dir] }),
+        },
+      },
     });
     const result = await run.run();
     expect(run.events('integrity-violation')).toEqual([expect.objectContaining({ changedPaths: ['report.md'] })]);

@@ -90,13 +90,14 @@ export function baseSandboxArgs(allowNetwork: boolean, readOnlyPaths: readonly s
   const args = [
     ...systemDirArgs(),
     ...SANDBOX_ETC_ENTRIES.flatMap((entry) => ['--ro-bind-try', `/etc/${entry}`, `/etc/${entry}`]),
-    ...readOnlyPaths.flatMap((extra) => ['--ro-bind-try', extra, extra]),
     '--dev',
     '/dev',
     '--proc',
     '/proc',
     '--tmpfs',
     '/tmp',
+    // After the fresh /tmp, which would otherwise hide a path under it (a prompt file in the host's temporary folder).
+    ...readOnlyPaths.flatMap((extra) => ['--ro-bind-try', extra, extra]),
     '--unshare-pid',
     '--unshare-ipc',
     '--unshare-uts',
