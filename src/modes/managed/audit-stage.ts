@@ -5,7 +5,7 @@
  */
 import { MANAGED_DEFAULTS } from '../shared/managed-options.js';
 import { claimScope } from './execution.js';
-import { fingerprintedAudit } from './integrity.js';
+import { fingerprintedAudit, withRoundChecks } from './fingerprinted-audit.js';
 import type { ManagedRunContext } from './run-context.js';
 import type { ManagedPosition } from './snapshot.js';
 import { applyAudit } from './state.js';
@@ -16,14 +16,15 @@ import { applyAudit } from './state.js';
  */
 export async function auditStage(
   run: ManagedRunContext,
-  { round, contract, claim, changedByExecutor }: Extract<ManagedPosition, { stage: 'audit' }>,
+  { round, contract, claim, changedByExecutor, harnessChanged = [] }: Extract<ManagedPosition, { stage: 'audit' }>,
 ): Promise<void> {
   const { control, init } = run;
   control.check('audit');
   const maxIterations = run.loopAllowance(run.o.auditorIterations, 'audit');
   // The auditor judges the environment, not the executor's trace: only the claim's full text stays readable.
   await run.discardTraces('audit', [claimScope(round)]);
-  const { outcome, thrown, after, changedPaths } = await fingerprintedAudit(
+  const before = run.p.fingerprint;
+  const watched = await fingerprintedAudit(
     run.roles.auditor,
     {
       runId: init.runId,
@@ -40,11 +41,16 @@ export async function auditStage(
       timeoutMs: control.timeLeft(),
       dataMark: run.mark,
     },
-    run.p.fingerprint,
+    before,
   );
+  const { outcome, thrown, after, changedPaths } = watched;
+  // What someone other than the harness changed in `.harness/` during the execution or the audit.
+  const harnessPaths = [...new Set([...harnessChanged, ...watched.harnessChanged])].sort();
+  const violated = [...changedPaths, ...harnessPaths];
   run.spend(outcome?.iterations ?? 0);
-  // A failed or cut-off audit is no evidence, unless it changed the workspace: that is recorded whatever happened.
-  if (changedPaths.length === 0) {
+  // A failed or cut-off audit is no evidence, unless it changed the workspace or the harness's state: that is recorded
+  // whatever happened.
+  if (violated.length === 0) {
     if (thrown !== undefined) throw control.asStop(thrown, 'audit');
     control.check('audit');
   }
@@ -54,7 +60,8 @@ export async function auditStage(
     integrity: 'violation' as const,
     findings: [],
   };
-  const verdict = changedPaths.length ? { ...reported, integrity: 'violation' as const } : reported;
+  const checked = withRoundChecks(reported, { harnessChangedByExecutor: harnessChanged, audit: watched, before });
+  const verdict = changedPaths.length ? { ...checked, integrity: 'violation' as const } : checked;
   run.p.state = applyAudit(run.p.state, {
     round,
     audit: `audit-${round}`,
@@ -64,12 +71,12 @@ export async function auditStage(
     evidenceChars: MANAGED_DEFAULTS.evidenceChars,
   });
   await control.guard('audit', () => run.saveStateFile(`audit-${round}`));
-  if (changedPaths.length) {
+  if (violated.length) {
     run.emit({
       type: 'integrity-violation',
       runId: init.runId,
       round,
-      changedPaths,
+      changedPaths: violated,
       records: [...contract.recordIds],
     });
   }

@@ -5,7 +5,7 @@
  */
 import { HarnessError } from '../../errors.js';
 import { executeContract, interruptedEpisode } from './execution.js';
-import { diffFingerprints, fingerprintWorkspace } from './integrity.js';
+import { diffFingerprints, fingerprintHarnessState, fingerprintWorkspace } from './integrity.js';
 import type { ManagedRunContext } from './run-context.js';
 import type { ManagedPosition } from './snapshot.js';
 
@@ -25,6 +25,9 @@ export async function executeStage(
   const resumeFrom = run.takeSavedLoop();
   // The loop going on from its checkpoint keeps its own saved outputs; nothing of an earlier round stays readable.
   await run.discardTraces('execute', resumeFrom ? [resumeFrom.scope] : []);
+  // The built-in loop saves snapshots between its steps; an external agent's episode runs after the last save.
+  const builtinSaves = agent === undefined;
+  let harnessBefore = await fingerprintHarnessState(init.workspace.root, builtinSaves);
   // An external episode that was running when the run stopped is not started again: the audit finds what it did.
   const execution =
     agent && at.episodeStarted
@@ -44,7 +47,10 @@ export async function executeStage(
             dataMark: run.mark,
             resumeFrom,
             onCheckpoint: init.checkpointer ? (loop) => run.checkpoint(loop) : undefined,
-            onEpisodeStart: () => run.moveTo('execute', { ...at, episodeStarted: true }),
+            onEpisodeStart: async () => {
+              await run.moveTo('execute', { ...at, episodeStarted: true });
+              harnessBefore = await fingerprintHarnessState(init.workspace.root);
+            },
           }),
         );
   run.spend(execution.iterations);
@@ -57,9 +63,18 @@ export async function executeStage(
   // A stopped run ends with the state as audited so far: an unaudited execution changes nothing.
   control.check('execute');
   const afterExecution = await fingerprintWorkspace(init.workspace.root);
+  const harnessAfter = await fingerprintHarnessState(init.workspace.root, builtinSaves);
+  const harnessChanged = diffFingerprints(harnessBefore, harnessAfter);
   const changedByExecutor = diffFingerprints(run.p.fingerprint, afterExecution);
   for (const changed of changedByExecutor) run.p.produced.add(changed);
   // The audit compares against the workspace as the execution left it.
   run.p.fingerprint = afterExecution;
-  await run.moveTo('execute', { stage: 'audit', round, contract, claim: execution.claim, changedByExecutor });
+  await run.moveTo('execute', {
+    stage: 'audit',
+    round,
+    contract,
+    claim: execution.claim,
+    changedByExecutor,
+    ...(harnessChanged.length ? { harnessChanged } : {}),
+  });
 }
