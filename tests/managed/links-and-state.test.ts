@@ -3,7 +3,7 @@ import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { commandAgent, diffFingerprints, fingerprintWorkspace, functionAgent } from '../../src/modes/managed/index.js';
-import { escapingLinks } from '../../src/modes/managed/integrity.js';
+import { changedNow, citedPaths, escapingLinks } from '../../src/modes/managed/integrity.js';
 import { ScriptedBackend, toolCall } from '../../src/testing/index.js';
 import { probeBwrap } from '../../src/tools/builtin/sandbox.js';
 import { decide, executeRecords, managedRun, script, tempDir, verdictOf } from './helpers.js';
@@ -138,4 +138,18 @@ describe('nothing but the harness changes .harness/ during a round', () => {
       expect(hostResult.taskState.records[0]?.status).toBe('untrusted');
     },
   );
+});
+
+describe('files an audit finding cites', () => {
+  it('are the workspace paths a finding names on their own, and are checked against the fingerprint again', async () => {
+    const root = await tempDir();
+    await writeFile(path.join(root, 'VERSION'), '1.0.0');
+    await writeFile(path.join(root, 'VERSIONS'), 'x');
+    await writeFile(path.join(root, 'report.md'), 'r');
+    const before = await fingerprintWorkspace(root);
+    expect(citedPaths(['VERSION holds 1.2.0.', 'See report.md.'], before)).toEqual(['VERSION', 'report.md']);
+    expect(citedPaths(['the VERSIONS file', 'notes/report.md.bak'], before)).toEqual(['VERSIONS']);
+    await writeFile(path.join(root, 'VERSION'), '1.2.0');
+    expect(await changedNow(root, ['VERSION', 'report.md'], before)).toEqual(['VERSION']);
+  });
 });
