@@ -231,11 +231,17 @@ export type AuditFinishEvent = EventBase & {
   reason?: string;
   state: TaskState;
 };
-/** Managed mode: the workspace changed while an audit ran; the round's records became `untrusted`. */
+/**
+ * Managed mode: the workspace changed while an audit ran, or someone other than the harness changed `.harness/`
+ * during the round; the round's records became `untrusted`.
+ */
 export type IntegrityViolationEvent = EventBase & {
   type: 'integrity-violation';
   round: number;
-  /** Workspace-relative paths created, changed or removed during the audit (`.harness/` excluded). */
+  /**
+   * Workspace-relative paths created, changed or removed during the audit, then the `.harness/…` paths someone other
+   * than the harness changed during the round's execution or audit.
+   */
   changedPaths: string[];
   /** Ids of the records that became `untrusted`. */
   records: string[];

@@ -43,5 +43,7 @@ export interface EpisodeResult {
  */
 export interface AgentAdapter {
   name: string;
+  /** What the host should know before a run uses the agent (e.g. that it runs outside the sandbox); in `run-start`. */
+  readonly warnings?: readonly string[];
   runEpisode(input: EpisodeInput): Promise<EpisodeResult>;
 }

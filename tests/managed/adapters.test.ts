@@ -55,7 +55,8 @@ describe('commandAgent', () => {
   it('kills the whole process group on timeout: afterwards the group is gone', async () => {
     const dir = await tempDir();
     const { file, pidFile } = await sleeper(dir);
-    const agent = commandAgent({ command: ['bash', file], promptVia: 'stdin', timeoutMs: 1_000 });
+    // On the host: the test measures the host's process group (the sandbox has its own PID namespace).
+    const agent = commandAgent({ command: ['bash', file], promptVia: 'stdin', timeoutMs: 1_000, sandbox: false });
     const result = await agent.runEpisode(episode(dir));
     expect(result.status).toBe('timeout');
     expect(result.output).toContain('started');
@@ -67,7 +68,7 @@ describe('commandAgent', () => {
     const dir = await tempDir();
     const { file, pidFile } = await sleeper(dir);
     const controller = new AbortController();
-    const running = commandAgent({ command: ['bash', file], promptVia: 'stdin' }).runEpisode(
+    const running = commandAgent({ command: ['bash', file], promptVia: 'stdin', sandbox: false }).runEpisode(
       episode(dir, { signal: controller.signal }),
     );
     await waitForFile(pidFile);
@@ -182,7 +183,13 @@ describe('external executors in a managed run', () => {
       backend,
       options: {
         agents: {
-          executor: commandAgent({ command: ['bash', file], promptVia: 'stdin', timeoutMs: 1_000, name: 'slowpoke' }),
+          executor: commandAgent({
+            command: ['bash', file],
+            promptVia: 'stdin',
+            timeoutMs: 1_000,
+            name: 'slowpoke',
+            sandbox: false,
+          }),
         },
       },
     });
@@ -207,7 +214,9 @@ describe('external executors in a managed run', () => {
     });
     const run = await managedRun({
       backend,
-      options: { agents: { executor: commandAgent({ command: ['bash', file], promptVia: 'stdin' }) } },
+      options: {
+        agents: { executor: commandAgent({ command: ['bash', file], promptVia: 'stdin', readOnlyPaths: [dir] }) },
+      },
     });
     const result = await run.run();
     const audit = textOf(backend.callsFor('audit')[0]);
@@ -240,7 +249,9 @@ describe('external executors in a managed run', () => {
     });
     const run = await managedRun({
       backend,
-      options: { agents: { executor: commandAgent({ command: ['bash', file], promptVia: 'stdin' }) } },
+      options: {
+        agents: { executor: commandAgent({ command: ['bash', file], promptVia: 'stdin', readOnlyPaths: [dir] }) },
+      },
     });
     root = run.workspace.root;
     await run.run();

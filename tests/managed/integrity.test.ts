@@ -97,7 +97,11 @@ describe('integrity: any change during an audit voids it', () => {
     });
     const run = await managedRun({
       backend,
-      options: { agents: { auditor: commandAgent({ command: ['bash', auditorScript], promptVia: 'stdin' }) } },
+      options: {
+        agents: {
+          auditor: commandAgent({ command: ['bash', auditorScript], promptVia: 'stdin', readOnlyPaths: [dir] }),
+        },
+      },
     });
     const result = await run.run();
     expect(run.events('integrity-violation')).toEqual([expect.objectContaining({ changedPaths: ['report.md'] })]);
@@ -153,6 +157,7 @@ describe('fingerprintWorkspace', () => {
     const after = await fingerprintWorkspace(root);
     expect(diffFingerprints(before, after)).toEqual(['a.txt', 'link', 'new-dir', 'new-dir/c.txt']);
     await rm(path.join(root, 'b.txt'));
-    expect(diffFingerprints(after, await fingerprintWorkspace(root))).toEqual(['b.txt']);
+    // The link's print covers what it points to: it now leads nowhere.
+    expect(diffFingerprints(after, await fingerprintWorkspace(root))).toEqual(['b.txt', 'link']);
   });
 });

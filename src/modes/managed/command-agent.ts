@@ -2,12 +2,14 @@
  * `commandAgent`: an external agent CLI (Codex CLI, Claude Code, any program) as an {@link AgentAdapter}.
  * @module
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { HarnessError } from '../../errors.js';
 import { OutputCapture, waitForProcess } from '../../tools/builtin/execute-command.js';
+import { sandboxStatus, spawnInWorkspace, type SandboxStatus } from '../../tools/builtin/sandbox.js';
 import type { AgentAdapter, EpisodeInput, EpisodeResult } from '../../contracts/agent-adapter.js';
 import { MANAGED_DEFAULTS } from '../shared/managed-options.js';
 
@@ -42,6 +44,9 @@ const OptionsSchema = z.strictObject({
   timeoutMs: z.number().int().positive().max(MAX_TIMER_MS).optional(),
   outputLimit: z.number().int().min(1_000).default(MANAGED_DEFAULTS.agentOutputLimit),
   name: z.string().trim().min(1).optional(),
+  sandbox: z.boolean().default(true),
+  network: z.boolean().default(true),
+  readOnlyPaths: z.array(z.string().refine((p) => path.isAbsolute(p), 'must be an absolute path')).default([]),
 });
 
 /** Options of {@link commandAgent}. */
@@ -63,15 +68,32 @@ export interface CommandAgentOptions {
   outputLimit?: number;
   /** The adapter's name in prompts and reports. @defaultValue the program's base name */
   name?: string;
+  /**
+   * Runs the program inside the bubblewrap sandbox where it works: the workspace read-write, its `.harness/` folder
+   * read-only, the system directories read-only, nothing else of the host (no home directory: `HOME` and `TMPDIR` are
+   * the sandbox's private `/tmp`), its own process and PID namespace. Where bubblewrap is missing or unusable the
+   * program runs on the host and the adapter's `warnings` (shown in `run-start`) say so. `false` opts out.
+   * @defaultValue true
+   */
+  sandbox?: boolean;
+  /** Whether the sandboxed program may use the network (agent CLIs call their model's API). @defaultValue true */
+  network?: boolean;
+  /**
+   * Host paths the sandboxed program sees read-only at the same path: its installation when it lies outside the
+   * system directories (`~/.nvm`, `~/.local`), a configuration folder. Missing paths are skipped.
+   */
+  readOnlyPaths?: string[];
 }
 
 /**
- * Runs an agent CLI for each episode, with the workspace as working directory. The program is the leader of its own
- * process group: on timeout or abort the whole group is killed (also what it left running when it exits), and the
- * episode returns only once the group's last process is gone or {@link MANAGED_DEFAULTS.reapWaitMs} has passed. The
- * environment is {@link AGENT_ENV_ALLOWLIST} plus `env` plus the episode's variables; output is captured head and
- * tail, stdout first and stderr after a `--- stderr ---` line. Exit code 0 is `done`, any other ending `error`. The
- * CLI runs on the host, outside the harness's sandbox: use its own sandbox flags.
+ * Runs an agent CLI for each episode, with the workspace as working directory, inside the harness's sandbox by default
+ * (see {@link CommandAgentOptions.sandbox}). Everything the program starts is ended with it: on timeout, on abort and
+ * when the program exits, its process group, every process in its pids cgroup (where one can be made) and every
+ * process carrying its per-episode token (`HORIZON_HARNESS_PROCESS_TOKEN`, which `setsid` daemons inherit) are
+ * killed, and inside the sandbox its PID namespace ends with it; the episode returns only once they are gone, so
+ * nothing it started runs on during the audit. The environment is {@link AGENT_ENV_ALLOWLIST} plus `env` plus the
+ * episode's variables; output is captured head and tail, stdout first and stderr after a `--- stderr ---` line. Exit
+ * code 0 is `done`, any other ending `error`.
  *
  * @example
  * ```ts
@@ -94,34 +116,63 @@ export function commandAgent(options: CommandAgentOptions): AgentAdapter {
   }
   const o = parsed.data;
   const program = o.command[0] as string;
+  const sandbox = sandboxStatus(o.sandbox ? 'auto' : 'none');
+  const name = o.name ?? path.basename(program);
   return Object.freeze({
-    name: o.name ?? path.basename(program),
-    runEpisode: (input: EpisodeInput) => runCommand(o, input),
+    name,
+    warnings: Object.freeze(sandboxWarnings(name, sandbox)),
+    runEpisode: (input: EpisodeInput) => runCommand(o, sandbox, input),
   });
+}
+
+/** What the host should know about where the program runs. */
+function sandboxWarnings(name: string, sandbox: SandboxStatus): string[] {
+  if (sandbox.mode === 'none') {
+    return [
+      `${name}: commandAgent runs on the host (sandbox: false): it can write the harness's .harness/ folder (a change there during a round is an integrity violation) and everything its user can.`,
+    ];
+  }
+  if (!sandbox.active) {
+    return [
+      `${name}: commandAgent runs on the host, not in the sandbox: ${sandbox.reason}. Install bubblewrap, or pass sandbox: false to opt out explicitly.`,
+    ];
+  }
+  return [];
 }
 
 type Resolved = z.output<typeof OptionsSchema>;
 
-async function runCommand(o: Resolved, input: EpisodeInput): Promise<EpisodeResult> {
+async function runCommand(o: Resolved, sandbox: SandboxStatus, input: EpisodeInput): Promise<EpisodeResult> {
   if (input.signal.aborted) return { status: 'cancelled', output: 'The episode was not started: the run had stopped.' };
   const promptDir = o.promptVia === 'file' ? await mkdtemp(path.join(tmpdir(), 'horizon-prompt-')) : undefined;
   try {
     const promptFile = promptDir ? path.join(promptDir, 'prompt.md') : undefined;
     if (promptFile) await writeFile(promptFile, input.prompt, { mode: 0o600 });
     const [program, ...args] = argv(o, input.prompt, promptFile);
-    const env = {
+    const env: Record<string, string> = {
       ...allowListed(process.env),
+      // The host's home and temporary folders are not in the sandbox; its private /tmp is.
+      ...(sandbox.active ? { HOME: '/tmp', TMPDIR: '/tmp' } : {}),
       ...o.env,
       ...input.env,
       ...(promptFile ? { HARNESS_PROMPT_FILE: promptFile } : {}),
     };
-    // node:child_process on first use rather than with the package.
-    const child = process.getBuiltinModule('node:child_process').spawn(program as string, args, {
-      cwd: input.cwd,
-      env,
-      detached: true,
-      stdio: [o.promptVia === 'stdin' ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-    });
+    const missing = await unrunnable(program as string, input.cwd, env.PATH);
+    if (missing) return { status: 'error', output: `Could not start "${program}": ${missing}` };
+    let proc: ReturnType<typeof spawnInWorkspace>;
+    try {
+      proc = spawnInWorkspace(program as string, args, {
+        workspaceRoot: input.cwd,
+        sandbox,
+        allowNetwork: o.network,
+        env,
+        readOnlyPaths: [...o.readOnlyPaths, ...(promptDir ? [promptDir] : [])],
+        stdio: [o.promptVia === 'stdin' ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+      });
+    } catch (error) {
+      return { status: 'error', output: `Could not start "${program}": ${(error as Error).message}` };
+    }
+    const { child } = proc;
     const stdout = new OutputCapture(o.outputLimit);
     const stderr = new OutputCapture(o.outputLimit);
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => stdout.push(chunk));
@@ -131,9 +182,12 @@ async function runCommand(o: Resolved, input: EpisodeInput): Promise<EpisodeResu
     child.stdin?.end(input.prompt);
     const spawnError = new Promise<Error>((resolve) => child.once('error', resolve));
     const timeoutMs = Math.max(1, Math.min(o.timeoutMs ?? MAX_TIMER_MS, input.timeoutMs, MAX_TIMER_MS));
-    const outcome = await Promise.race([waitForProcess(child, timeoutMs, input.signal), spawnError]);
-    if (outcome instanceof Error)
+    // Kills what the program left running once it exits, and waits for the kill to be complete.
+    const outcome = await Promise.race([waitForProcess(proc, timeoutMs, input.signal), spawnError]);
+    if (outcome instanceof Error) {
+      await proc.dispose();
       return { status: 'error', output: `Could not start "${program}": ${outcome.message}` };
+    }
     if (child.pid !== undefined) await groupGone(child.pid);
     const err = stderr.toString();
     const output = err ? `${stdout.toString()}\n--- stderr ---\n${err}` : stdout.toString();
@@ -149,6 +203,25 @@ async function runCommand(o: Resolved, input: EpisodeInput): Promise<EpisodeResu
   } finally {
     if (promptDir) await rm(promptDir, { recursive: true, force: true }).catch(() => undefined);
   }
+}
+
+/**
+ * Why `program` cannot be run, or undefined when it can: checked on the host before the start, since inside the
+ * sandbox (or behind the cgroup's shell) a missing program would only show as the wrapper's exit status.
+ */
+async function unrunnable(program: string, cwd: string, searchPath: string | undefined): Promise<string | undefined> {
+  const candidates = program.includes('/')
+    ? [path.resolve(cwd, program)]
+    : (searchPath ?? '').split(':').flatMap((dir) => (dir ? [path.join(dir, program)] : []));
+  for (const candidate of candidates) {
+    try {
+      await access(candidate, constants.X_OK);
+      return undefined;
+    } catch {
+      // Not here, or not executable.
+    }
+  }
+  return program.includes('/') ? 'no executable file at that path' : 'not found on PATH';
 }
 
 /** The command line with the prompt (or its file) in the `{prompt}` / `{promptFile}` slot, else appended. */

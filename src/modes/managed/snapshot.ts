@@ -34,8 +34,18 @@ export type ManagedPosition =
    * outcome is unknown (it is not started again).
    */
   | { stage: 'execute'; round: number; contract: Contract; episodeStarted?: boolean }
-  /** The auditor checks the round's execution, from its start (an audit is never half-applied). */
-  | { stage: 'audit'; round: number; contract: Contract; claim: ExecutionClaim; changedByExecutor: string[] }
+  /**
+   * The auditor checks the round's execution, from its start (an audit is never half-applied). `harnessChanged`:
+   * `.harness/` paths someone other than the harness changed during the execution (an integrity violation).
+   */
+  | {
+      stage: 'audit';
+      round: number;
+      contract: Contract;
+      claim: ExecutionClaim;
+      changedByExecutor: string[];
+      harnessChanged?: string[];
+    }
   /** The Verifier checks the deliverable after the round's accepted `done` (the final verification). */
   | { stage: 'verify'; round: number }
   /** The loop ended; only the result is left to make. */

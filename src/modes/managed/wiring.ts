@@ -99,6 +99,7 @@ export function wireRoles(o: ResolvedManagedOptions, run: WiringContext): Manage
     auditorRunsCommands: builtinAuditor && auditor instanceof Auditor ? auditor.commands !== 'none' : undefined,
     warnings: toolWarnings([...(builtinExecutor ? executorTools.list() : []), ...(auditorTools?.tools ?? [])]).concat(
       auditorTools?.warnings ?? [],
+      agentWarnings([o.agents.executor, o.components.auditor ? undefined : o.agents.auditor]),
     ),
   };
 }
@@ -145,6 +146,11 @@ function singleShot(run: WiringContext, role: 'manage' | 'verify') {
 function toolWarnings(tools: readonly Tool[]): string[] {
   const warnings = tools.flatMap((tool) => (tool.warnings ?? []).map((w) => `${tool.name}: ${w}`));
   return [...new Set(warnings)];
+}
+
+/** The external agents' warnings, once each. */
+function agentWarnings(agents: ReadonlyArray<AgentAdapter | undefined>): string[] {
+  return [...new Set(agents.flatMap((agent) => (agent && !builtin(agent) ? [...(agent.warnings ?? [])] : [])))];
 }
 
 function builtin(agent: AgentAdapter | undefined): boolean {

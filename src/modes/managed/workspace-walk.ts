@@ -18,10 +18,15 @@ export interface WalkEntry {
 }
 
 /**
- * Every entry under `dir` (absolute, inside `root`), depth first in name order, `.harness/` at the root skipped.
- * Symbolic links are reported, never followed; unreadable directories are skipped.
+ * Every entry under `dir` (absolute, inside `root`), depth first in name order, `.harness/` at the root skipped, and
+ * so is every path `skip` names (workspace-relative). Symbolic links are reported, never followed; unreadable
+ * directories are skipped.
  */
-export async function* walkWorkspace(root: string, dir: string = root): AsyncGenerator<WalkEntry> {
+export async function* walkWorkspace(
+  root: string,
+  dir: string = root,
+  skip: (relative: string) => boolean = () => false,
+): AsyncGenerator<WalkEntry> {
   let entries: Dirent[];
   try {
     entries = await readdir(dir, { withFileTypes: true });
@@ -32,7 +37,7 @@ export async function* walkWorkspace(root: string, dir: string = root): AsyncGen
   for (const entry of entries) {
     const absolute = path.join(dir, entry.name);
     const relative = path.relative(root, absolute).split(path.sep).join('/');
-    if (relative === HARNESS_DIR) continue;
+    if (relative === HARNESS_DIR || skip(relative)) continue;
     const kind = entry.isSymbolicLink()
       ? 'symlink'
       : entry.isDirectory()
@@ -41,6 +46,6 @@ export async function* walkWorkspace(root: string, dir: string = root): AsyncGen
           ? 'file'
           : 'other';
     yield { path: relative, absolute, kind };
-    if (kind === 'directory') yield* walkWorkspace(root, absolute);
+    if (kind === 'directory') yield* walkWorkspace(root, absolute, skip);
   }
 }

@@ -104,7 +104,6 @@ export function baseSandboxArgs(
   const args = [
     ...systemDirArgs(),
     ...SANDBOX_ETC_ENTRIES.flatMap((entry) => ['--ro-bind-try', `/etc/${entry}`, `/etc/${entry}`]),
-    ...readOnlyPaths.flatMap((extra) => ['--ro-bind-try', extra, extra]),
     '--dev',
     '/dev',
     // bubblewrap's /dev is a tmpfs as large as the host's, writable by a sandboxed root: only /dev/shm (for POSIX
@@ -115,6 +114,8 @@ export function baseSandboxArgs(
     '--proc',
     '/proc',
     ...tmpfs('/tmp', tmpBytes),
+    // After the fresh /tmp, which would otherwise hide a path under it (a prompt file in the host's temporary folder).
+    ...readOnlyPaths.flatMap((extra) => ['--ro-bind-try', extra, extra]),
     '--unshare-pid',
     '--unshare-ipc',
     '--unshare-uts',
