@@ -23,7 +23,7 @@ export interface ConcurrencyMeasurement {
   succeeded: number;
   /** Open descriptors of the process before the runs (after the warm-up), at their peak during them, and after. */
   fds: { before: number; peak: number; after: number };
-  /** Of those, descriptors of regular files (not sockets, pipes, event fds or devices), at their peak. */
+  /** Of those, descriptors of files and directories (not sockets, pipes, event fds or devices), at their peak. */
   openFilesPeak: number;
 }
 
@@ -141,7 +141,7 @@ class FdSampler {
   }
 }
 
-/** How many descriptors the process holds and, when `classify`, how many of them are regular files. */
+/** How many descriptors the process holds and, when `classify`, how many of them name files or directories. */
 async function fdTargets(classify: boolean): Promise<{ count: number; files: number }> {
   let names: string[];
   try {
