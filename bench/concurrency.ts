@@ -2,10 +2,12 @@
  * Concurrent runs in one process: k runs of horizon-harness started at once on a scripted backend whose every
  * call takes a simulated 200 ms (no CPU work), each run one 10-step subtask whose tool returns a deterministic
  * 20 000-character text (so the memory bounds and saves every observation, as in real runs). Measured in a child
- * process of its own (see `peer.ts`): wall time, peak RSS above the RSS before the runs, and the event loop's
- * delay (`perf_hooks.monitorEventLoopDelay`) while they run.
+ * process of its own (see `peer.ts`): wall time, peak RSS above the RSS before the runs, the event loop's delay
+ * (`perf_hooks.monitorEventLoopDelay`) while they run, and the process's file descriptors (`/proc/self/fd`) before,
+ * at the peak and after.
  * @module
  */
+import { readdir, readlink } from 'node:fs/promises';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LlmBackend } from 'horizon-harness';
@@ -19,6 +21,10 @@ export interface ConcurrencyMeasurement {
   eventLoopDelayP99Ms: number;
   eventLoopDelayMaxMs: number;
   succeeded: number;
+  /** Open descriptors of the process before the runs (after the warm-up), at their peak during them, and after. */
+  fds: { before: number; peak: number; after: number };
+  /** Of those, descriptors of files and directories (not sockets, pipes, event fds or devices), at their peak. */
+  openFilesPeak: number;
 }
 
 /** The simulated model latency of every call. */
@@ -27,6 +33,9 @@ export const LATENCY_MS = 200;
 export const SUBTASK_STEPS = 10;
 const OUTPUT_CHARS = 20_000;
 const RSS_SAMPLE_MS = 20;
+// Counting descriptors is a readdir through the thread pool; naming each one, a readlink apiece: done less often.
+const FD_COUNT_MS = 100;
+const FD_CLASSIFY_EVERY = 5;
 
 /** Starts `runs` runs at once (after one warm-up run) and measures them; `store: false` turns snapshots off. */
 export async function measureConcurrency(runs: number, store = true): Promise<ConcurrencyMeasurement> {
@@ -69,6 +78,8 @@ export async function measureConcurrency(runs: number, store = true): Promise<Co
   const sampler = setInterval(() => {
     peak = Math.max(peak, process.memoryUsage().rss);
   }, RSS_SAMPLE_MS);
+  const fds = new FdSampler();
+  await fds.start();
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();
   const started = performance.now();
@@ -79,6 +90,8 @@ export async function measureConcurrency(runs: number, store = true): Promise<Co
   delay.disable();
   clearInterval(sampler);
   peak = Math.max(peak, process.memoryUsage().rss);
+  // Every run has returned: whatever a run opened should be closed by now, before the harness itself closes.
+  const fdFigures = await fds.stop();
   await harness.close();
   return {
     runs,
@@ -87,5 +100,58 @@ export async function measureConcurrency(runs: number, store = true): Promise<Co
     eventLoopDelayP99Ms: delay.percentile(99) / 1e6,
     eventLoopDelayMaxMs: delay.max / 1e6,
     succeeded: results.filter((result) => result.status === 'succeeded').length,
+    fds: fdFigures.fds,
+    openFilesPeak: fdFigures.openFilesPeak,
   };
+}
+
+/** Samples the process's open descriptors (Linux `/proc/self/fd`; zeros where it is missing). */
+class FdSampler {
+  private before = 0;
+  private peak = 0;
+  private openFilesPeak = 0;
+  private samples = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private pending: Promise<void> = Promise.resolve();
+
+  async start(): Promise<void> {
+    this.before = (await fdTargets(false)).count;
+    this.peak = this.before;
+    this.timer = setInterval(() => {
+      // One sample at a time: a slow one under load is not overtaken by the next.
+      this.pending = this.pending.then(() => this.sample());
+    }, FD_COUNT_MS);
+  }
+
+  async stop(): Promise<Pick<ConcurrencyMeasurement, 'fds' | 'openFilesPeak'>> {
+    clearInterval(this.timer);
+    await this.pending;
+    const after = await fdTargets(true);
+    return {
+      fds: { before: this.before, peak: this.peak, after: after.count },
+      openFilesPeak: Math.max(this.openFilesPeak, after.files),
+    };
+  }
+
+  private async sample(): Promise<void> {
+    this.samples += 1;
+    const { count, files } = await fdTargets(this.samples % FD_CLASSIFY_EVERY === 0);
+    this.peak = Math.max(this.peak, count);
+    this.openFilesPeak = Math.max(this.openFilesPeak, files);
+  }
+}
+
+/** How many descriptors the process holds and, when `classify`, how many of them name files or directories. */
+async function fdTargets(classify: boolean): Promise<{ count: number; files: number }> {
+  let names: string[];
+  try {
+    names = await readdir('/proc/self/fd');
+  } catch {
+    return { count: 0, files: 0 };
+  }
+  if (!classify) return { count: names.length, files: 0 };
+  const targets = await Promise.all(names.map((name) => readlink(`/proc/self/fd/${name}`).catch(() => '')));
+  // Sockets, pipes and event fds read `socket:[…]`, `pipe:[…]`, `anon_inode:…`; devices live under /dev.
+  const files = targets.filter((target) => target.startsWith('/') && !target.startsWith('/dev/')).length;
+  return { count: names.length, files };
 }

@@ -1,7 +1,7 @@
 /**
- * `npm run bench`: the benchmarks of horizon-harness — context growth, the Vercel AI SDK peer comparison and 100
- * concurrent runs (against the built `dist/`), durable runs under SIGKILL, independent subtasks in parallel, and runs
- * per minute on BullMQ workers (needs `redis-server` on the PATH; skipped with a note otherwise).
+ * `npm run bench`: the benchmarks of horizon-harness — context growth, the Vercel AI SDK peer comparison and 100 and
+ * 1 000 concurrent runs (against the built `dist/`), durable runs under SIGKILL, independent subtasks in parallel,
+ * and runs per minute on BullMQ workers (needs `redis-server` on the PATH; skipped with a note otherwise).
  * @module
  */
 import { execFileSync } from 'node:child_process';

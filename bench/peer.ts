@@ -1,14 +1,14 @@
 /**
- * The peer benchmark of issue 14: horizon-harness beside the Vercel AI SDK 7 agent loop (`generateText` with
- * tools and a stop condition), driven by the same zero-latency fake model and workload, plus 100 concurrent
- * harness runs in one process. Each measurement runs in a fresh child process (clean RSS, cold imports), three
+ * The peer benchmark of issue 14: horizon-harness beside the Vercel AI SDK agent loop (`generateText` with
+ * tools and a stop condition; the major version installed as a dev dependency), driven by the same zero-latency
+ * fake model and workload, plus up to 1 000 concurrent harness runs in one process (issue 21's scale target). Each measurement runs in a fresh child process (clean RSS, cold imports), three
  * times; figures are medians. The children run this file bundled to plain JavaScript by esbuild with every
  * package left external, and import `horizon-harness` from the built `dist/` (built first if missing), as users
  * run the library. Prints each target of the issue as measured ratio, goal, yes/no.
  * @module
  */
 import { execFileSync, fork } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type ConcurrencyMeasurement, LATENCY_MS, SUBTASK_STEPS, measureConcurrency } from './concurrency.js';
@@ -27,7 +27,9 @@ type ChildTask =
 
 const REPEATS = 3;
 const STEPS = 200;
-const CONCURRENCY_LEVELS = [1, 25, 50, 100];
+const CONCURRENCY_LEVELS = [1, 25, 50, 100, 1_000];
+/** The levels the linear fit of memory per run covers (issue 14's); 1 000 runs have their own target. */
+const FIT_LEVELS = [1, 25, 50, 100];
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 const PAPER_128K: LoopConfig = { loop: 'harness', steps: STEPS, window: 128_000, memory: 'paper' };
@@ -56,6 +58,14 @@ export interface PeerResults {
   concurrency: ConcurrencyMeasurement[];
   /** The largest level again with `store: false`: what the snapshots cost under load. */
   concurrencyWithoutStore: ConcurrencyMeasurement;
+}
+
+/** The major version of the `ai` package installed (the AI SDK the loop is compared with). */
+function aiSdkMajor(): string {
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'node_modules', 'ai', 'package.json'), 'utf8')) as {
+    version: string;
+  };
+  return manifest.version.split('.')[0] ?? '?';
 }
 
 /** `npm run bench` entry point: measures everything and prints the tables and the targets. */
@@ -157,11 +167,11 @@ const target = (name: string, measured: string, goal: string, met: boolean) =>
 /** Renders the measurements and the issue's targets as Markdown tables. */
 export function report({ imports, loops, aiSdkLoop, concurrency, concurrencyWithoutStore }: PeerResults): string {
   const lines = [
-    `\nPeer benchmark: horizon-harness (dist/) vs Vercel AI SDK 7 generateText, N = ${STEPS} tool calls of 20 000 chars, zero-latency fake model, medians of ${REPEATS} child processes, node ${process.version}\n`,
+    `\nPeer benchmark: horizon-harness (dist/) vs Vercel AI SDK ${aiSdkMajor()} generateText, N = ${STEPS} tool calls of 20 000 chars, zero-latency fake model, medians of ${REPEATS} child processes, node ${process.version}\n`,
     '| | import time | RSS after import | RSS before loop | peak RSS | overhead per step | Σ prompt tokens |',
     '|---|---:|---:|---:|---:|---:|---:|',
     row([
-      'Vercel AI SDK 7 (full history)',
+      `Vercel AI SDK ${aiSdkMajor()} (full history)`,
       ms(imports.aiSdk.importMs),
       mb(imports.aiSdk.rssMb),
       mb(aiSdkLoop.rssBeforeLoopMb),
@@ -183,13 +193,15 @@ export function report({ imports, loops, aiSdkLoop, concurrency, concurrencyWith
       ]),
     );
   }
-  const fit = linearFit(concurrency.map((c) => [c.runs, c.rssGrowthMb]));
+  const fit = linearFit(concurrency.filter((c) => FIT_LEVELS.includes(c.runs)).map((c) => [c.runs, c.rssGrowthMb]));
   const one = concurrency.find((c) => c.runs === 1)!;
   const hundred = concurrency.find((c) => c.runs === 100)!;
+  const thousand = concurrency.find((c) => c.runs === 1_000)!;
+  const perExtraRun = (thousand.rssGrowthMb - one.rssGrowthMb) / (thousand.runs - 1);
   lines.push(
     `\nConcurrent runs in one process: one harness, ${SUBTASK_STEPS}-step subtask per run, ${LATENCY_MS} ms simulated latency per model call\n`,
-    '| runs | succeeded | wall time | vs one run | RSS growth | event-loop delay p99 / max |',
-    '|---:|---:|---:|---:|---:|---:|',
+    '| runs | succeeded | wall time | vs one run | RSS growth | event-loop delay p99 / max | descriptors before / peak / after | open files at peak |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...[...concurrency, concurrencyWithoutStore].map((c) =>
       row([
         c === concurrencyWithoutStore ? `${c.runs}, store: false` : String(c.runs),
@@ -198,9 +210,11 @@ export function report({ imports, loops, aiSdkLoop, concurrency, concurrencyWith
         `${(c.wallMs / one.wallMs).toFixed(2)}×`,
         `${c.rssGrowthMb.toFixed(1)} MB`,
         `${c.eventLoopDelayP99Ms.toFixed(1)} / ${c.eventLoopDelayMaxMs.toFixed(1)} ms`,
+        `${c.fds.before} / ${c.fds.peak} / ${c.fds.after}`,
+        String(c.openFilesPeak),
       ]),
     ),
-    `\nRSS growth, linear fit over ${CONCURRENCY_LEVELS.join(', ')} runs: ${fit.slope.toFixed(2)} MB per extra run (R² ${fit.r2.toFixed(3)})\n`,
+    `\nRSS growth, linear fit over ${FIT_LEVELS.join(', ')} runs: ${fit.slope.toFixed(2)} MB per extra run (R² ${fit.r2.toFixed(3)}); 1 000 runs against one: ${perExtraRun.toFixed(2)} MB per extra run\n`,
   );
 
   const importTime = imports.harness.importMs / imports.aiSdk.importMs;
@@ -240,6 +254,31 @@ export function report({ imports, loops, aiSdkLoop, concurrency, concurrencyWith
       `${hundred.eventLoopDelayP99Ms.toFixed(1)} ms`,
       '≤ 50 ms',
       hundred.eventLoopDelayP99Ms <= 50,
+    ),
+    target(
+      '1 000 concurrent runs: all finish',
+      `${thousand.succeeded} / ${thousand.runs}`,
+      '1000 / 1000',
+      thousand.succeeded === thousand.runs,
+    ),
+    target(
+      "1 000 concurrent runs: wall time vs one run's",
+      `${(thousand.wallMs / one.wallMs).toFixed(2)}×`,
+      '≤ 1.5×',
+      thousand.wallMs / one.wallMs <= 1.5,
+    ),
+    target('1 000 concurrent runs: MB per extra run', `${perExtraRun.toFixed(2)} MB`, '≤ 1 MB', perExtraRun <= 1),
+    target(
+      'event-loop delay p99, 1 000 concurrent runs',
+      `${thousand.eventLoopDelayP99Ms.toFixed(1)} ms`,
+      '≤ 50 ms',
+      thousand.eventLoopDelayP99Ms <= 50,
+    ),
+    target(
+      '1 000 concurrent runs: descriptors held once every run has returned',
+      String(thousand.fds.after - thousand.fds.before),
+      '0',
+      thousand.fds.after <= thousand.fds.before,
     ),
   );
   return lines.join('\n');
