@@ -47,7 +47,10 @@ const AUDIT_PURPOSE = 'audit' as Purpose as ExecutorRunInput['purpose'];
 
 /** Options of {@link Auditor}. */
 export interface AuditorOptions {
-  /** Who checks: the built-in ReAct loop, or an external agent whose output must contain the verdict JSON. @defaultValue harnessAgent() */
+  /**
+   * Who checks: the built-in ReAct loop, or an external agent whose output must end with the verdict in the block its
+   * prompt names (marked with a per-episode nonce). @defaultValue harnessAgent()
+   */
   agent?: AgentAdapter;
   /** The model of the built-in loop (required with it). */
   backend?: LlmBackend;
@@ -94,9 +97,12 @@ interface Episode {
  * Audits one round: gives its agent the request, the audited state, the contract and the executor's unverified claim;
  * the agent checks the workspace with read-only means and ends with a verdict
  * `{ status, integrity, findings: [{ recordId?, check, observed, verdict }] }`. The built-in loop has read-only tools
- * only and submits the verdict JSON through `submit_answer` (or as its final text); an external agent's output is
- * searched for it. A verdict that does not parse or validate is re-asked once in a new episode quoting the error;
- * after that the audit counts as `incomplete` + `suspect`. The Auditor does not fingerprint the workspace: managed
+ * only and submits the verdict JSON through `submit_answer` (or as its final text); an external agent hands it in
+ * between the lines `VERDICT-<nonce>` and `END-VERDICT-<nonce>`, with a nonce drawn per episode and written only in its
+ * prompt, and nothing else of its output is read. Only the auditor's own verdict counts: a reply holding two different
+ * verdicts, or a copy of one it was given (in the claim, the contract, the state, or what its tools read), is refused.
+ * A verdict that does not parse, validate or count is re-asked once in a new episode quoting the error; after that the
+ * audit counts as `incomplete` + `suspect`. The Auditor does not fingerprint the workspace: managed
  * runs do that around every audit, whoever audits.
  *
  * @example
