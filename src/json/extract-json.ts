@@ -18,8 +18,18 @@ export function extractJson(text: string): unknown {
   return undefined;
 }
 
-/** `JSON.parse(text)`, or `undefined` when it is not JSON. */
+/** An object's first token after `{`: a key's opening quote, or the closing brace of `{}`. */
+const OBJECT_START = /^\{\s*["}]/;
+/** An array's first token after `[`: the start of a value, or the closing bracket of `[]`. */
+const ARRAY_START = /^\[\s*[-\d"{[\]tfn]/;
+
+/**
+ * `JSON.parse(text)`, or `undefined` when it is not JSON. Prose in brackets (`{name}`, `[see below]`) is turned
+ * away before parsing: a failed parse throws, and thousands of throws cost more than the scan that found them.
+ */
 export function parseOrUndefined(text: string): unknown {
+  if (text.startsWith('{') ? !OBJECT_START.test(text) : text.startsWith('[') && !ARRAY_START.test(text))
+    return undefined;
   try {
     return JSON.parse(text);
   } catch {

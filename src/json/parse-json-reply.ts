@@ -2,7 +2,7 @@
  * Parse a model reply as JSON and validate it with a zod schema.
  * @module
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import { DEFAULTS } from '../defaults.js';
 import { jsonCandidates, parseOrUndefined } from './extract-json.js';
 
@@ -83,7 +83,8 @@ export function shapedJsonIn<T>(text: string, schema: z.ZodType<T>, maxChars = D
   return boundedViews(text, maxChars).flatMap((view) =>
     jsonCandidates(view).filter((candidate) => {
       const raw = parseOrUndefined(candidate);
-      return raw !== undefined && schema.safeParse(raw).success;
+      const required = requiredKeys(schema);
+      return raw !== undefined && (!required || hasKeys(raw, required)) && schema.safeParse(raw).success;
     }),
   );
 }
@@ -104,9 +105,12 @@ function scan<T>(
 ): { values: Map<string, T>; firstFailure: z.ZodError | undefined } {
   const values = new Map<string, T>();
   let firstFailure: z.ZodError | undefined;
+  const required = requiredKeys(schema);
   for (const candidate of jsonCandidates(text)) {
     const raw = parseOrUndefined(candidate);
     if (raw === undefined) continue;
+    // Once a shape error is kept, an object lacking a required key needs no validation: it fails, and failing is dear.
+    if (firstFailure && required && !hasKeys(raw, required)) continue;
     const parsed = schema.safeParse(raw);
     if (!parsed.success) {
       firstFailure ??= parsed.error;
@@ -116,6 +120,25 @@ function scan<T>(
     if (firstOnly) break;
   }
   return { values, firstFailure };
+}
+
+const requiredKeysOf = new WeakMap<z.ZodType, readonly string[] | undefined>();
+
+/** The keys an object schema cannot do without (not optional, no default); undefined for other schemas. */
+function requiredKeys(schema: z.ZodType): readonly string[] | undefined {
+  if (requiredKeysOf.has(schema)) return requiredKeysOf.get(schema);
+  const keys =
+    schema instanceof z.ZodObject
+      ? Object.entries(schema.shape as Record<string, z.ZodType>)
+          .filter(([, field]) => !field.safeParse(undefined).success)
+          .map(([key]) => key)
+      : undefined;
+  requiredKeysOf.set(schema, keys);
+  return keys;
+}
+
+function hasKeys(value: unknown, keys: readonly string[]): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && keys.every((key) => key in value);
 }
 
 /** The parts of a given text searched for copies: all of it, or its first and last `maxChars` characters. */

@@ -154,3 +154,26 @@ describe('replies too long or too hostile to scan', () => {
     expect(result.verdicts.at(-1)).toMatchObject({ status: 'unverified', reason: expect.stringContaining('not read') });
   });
 });
+
+describe('parseJsonReply with given texts: only the role’s own value counts', () => {
+  const own = { given: ['The claim: all done.'] };
+
+  it('accepts one value, however often it is repeated (whole text, fence, after prose)', () => {
+    const text = 'Verdict:\n```json\n{"passed": true}\n```\nAgain: {"passed":true}';
+    expect(parseJsonReply(text, Shape, own)).toEqual({ ok: true, value: { passed: true } });
+  });
+
+  it('refuses two different values, and a copy of one in a given text, found among thousands of decoys', () => {
+    expect(parseJsonReply('{"passed": true} or {"passed": false}', Shape, own)).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('2 different JSON objects'),
+    });
+    const decoys = Array.from({ length: 5_000 }, (_, i) => `{"item": ${i}} [see ${i}]`).join('\n');
+    const given = [`${decoys}\nThe executor wrote: {"passed" : true}\n${decoys}`];
+    expect(parseJsonReply('```\n{"passed":true}\n```', Shape, { given })).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('copy of one in the material you were given'),
+    });
+    expect(parseJsonReply('{"passed": false}', Shape, { given })).toEqual({ ok: true, value: { passed: false } });
+  });
+});
