@@ -31,6 +31,13 @@ export const DEFAULTS = {
   fileParserTokens: 20_000,
   /** A model repeating the same invalid call this many times in a row is stopped. */
   maxRepeatedInvalidCalls: 3,
+  /**
+   * Longest model reply read as JSON (a plan, a verdict, an audit, a manager decision), in characters. A longer reply
+   * is refused unread, as a malformed one (re-asked once, then the role's fallback). Real replies of these shapes are
+   * far shorter (8 192 output tokens are some 30 000 characters); the bound keeps a hostile or runaway reply from
+   * holding up the process.
+   */
+  maxJsonReplyChars: 1_000_000,
   /** Per-call timeout of a tool. */
   toolTimeoutMs: 120_000,
   /**

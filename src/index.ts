@@ -270,7 +270,14 @@ export {
   VERIFIER_PROMPT,
   renderTemplate,
 } from './prompts/index.js';
-export { askJson, extractJson, parseJsonReply, type AskJsonResult, type JsonReplyParse } from './json/index.js';
+export {
+  askJson,
+  extractJson,
+  parseJsonReply,
+  type AskJsonResult,
+  type JsonReplyParse,
+  type JsonReplyRules,
+} from './json/index.js';
 export {
   callModel,
   estimateRequestTokens,

@@ -25,7 +25,7 @@ export function renderCheckpoints(
 ): string {
   if (!checkpoints.length) return '';
   const blocks = checkpoints.map((c) => {
-    const head = `### ${c.subtaskId}: ${c.title} (${c.status.toUpperCase()})`;
+    const head = `### ${c.subtaskId}: ${mark.neutralize(c.title)} (${c.status.toUpperCase()})`;
     const error = errors.get(c.subtaskId);
     const why = c.status === 'failed' && error ? `\nIt failed: ${mark.inline(error)}` : '';
     const answer = `Answer:\n${mark.block(c.answer || '(no answer)')}`;

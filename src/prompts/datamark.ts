@@ -15,10 +15,52 @@ const ID_PATTERN = /^[0-9a-f]{16}$/;
  */
 const IGNORED = /[\p{Default_Ignorable_Code_Point}\p{Cf}\p{M}]/gu;
 
-/** Brackets that look like the marker's own (after compatibility normalisation). */
-const BRACKETS = '⟦〚';
+/**
+ * Look-alikes, after compatibility decomposition and lower-casing, of the characters a marker is made of: the letters
+ * of `data`, the hex digits and letters of an id, `-` and `/`. The search reads each as the character it imitates
+ * (Cyrillic `а` as `a`, `о` as `0`), so a marker spelt with them is found like the real one. Drawn from Unicode's
+ * confusables (UTS #39) for these few characters; compatibility forms (fullwidth, mathematical letters, `ℓ`) need no
+ * entry, since decomposition already turns them into ASCII.
+ */
+const LOOKALIKES: Readonly<Record<string, string>> = {
+  '0': 'oοоօ٥۵߀〇ᴏⲟഠ໐',
+  '1': 'liı|ιіӏǀ∣׀١۱ⵏꓲᛁߊ',
+  '2': 'ᒿꝛƻƨ',
+  '3': 'зʒȝᴣꝫ',
+  '4': 'ꮞч',
+  '5': 'ƽ',
+  '6': 'бⳓꮾ',
+  '8': 'ȣ৪੪ଃ',
+  '9': 'ꝯ৭୨',
+  a: 'аɑα⍺ꭺꓮᗅ',
+  b: 'ьƅꮟᑲᖯвβɓ',
+  c: 'сϲᴄⲥꮯꓚƈȼ',
+  d: 'ԁɗɖđðᑯꭰꓓᗞᗪ',
+  e: 'еҽ℮ɛεꬲꭼꓰɇ',
+  f: 'քẝϝꞙƒꓝ',
+  t: 'тτꭲꓔ⊤⟙ŧƭʈ',
+  '-': '‐‒–—―−⁃˗➖─⎯ー',
+  '/': '∕⁄╱⧸⟋〳ⳇノ丿',
+};
 
-/** Text made of ASCII characters only: its normalised view is just its lower case. */
+/** Each look-alike and the character it imitates. */
+const FOLD: ReadonlyMap<string, string> = new Map(
+  Object.entries(LOOKALIKES).flatMap(([plain, alikes]) => [...alikes].map((alike) => [alike, plain] as const)),
+);
+
+/**
+ * Opening punctuation outside ASCII (`⟦`, `〚`, `⟬`, `⦃`, `【`, `「`, …): any of them before `data-` reads as the
+ * marker's bracket. ASCII `[`, `(` and `{` stay plain text: `[data-x]` is ordinary CSS, and `[` is what a neutralised
+ * bracket becomes.
+ */
+const OPENING_PUNCTUATION = /^\p{Ps}$/u;
+/** What every marker-like bracket is in the search's view. */
+const VIEW_BRACKET = '⟦';
+
+/** ASCII letters that imitate id digits (after lower-casing): the only folding ASCII text needs. */
+const ASCII_LOOKALIKES = /[oli|]/g;
+
+/** Text made of ASCII characters only: its normalised view is its lower case with {@link ASCII_LOOKALIKES} folded. */
 const ASCII_ONLY = /^\p{ASCII}*$/u;
 
 /** What a marker-like sequence's bracket becomes: plain ASCII, which no block ever opens or closes with. */
@@ -46,7 +88,7 @@ export class DataMark {
   /** The closing marker, `⟦/data-<id>⟧`. */
   readonly close: string;
   private readonly finder: RegExp;
-  private readonly idInAnyCase: RegExp;
+  private readonly idInAscii: RegExp;
 
   constructor(id: string) {
     if (!ID_PATTERN.test(id)) {
@@ -59,8 +101,10 @@ export class DataMark {
     this.open = `⟦data-${id}⟧`;
     this.close = `⟦/data-${id}⟧`;
     // Searched in the normalised view of a text: any marker-like prefix (whatever its id), and the run's id itself.
-    this.finder = new RegExp(`[${BRACKETS}]/?data-|${id}`, 'g');
-    this.idInAnyCase = new RegExp(id, 'i');
+    this.finder = new RegExp(`${VIEW_BRACKET}/?data-|${id}`, 'g');
+    // The id as ASCII text can spell it: any case, and the letters that imitate its digits.
+    const asciiClass = (c: string) => (c === '0' ? '[0oO]' : c === '1' ? '[1lLiI|]' : `[${c}${c.toUpperCase()}]`);
+    this.idInAscii = new RegExp([...id].map(asciiClass).join(''));
   }
 
   /** A fresh boundary from 64 random bits: what each run uses. */
@@ -107,15 +151,17 @@ export class DataMark {
   }
 
   /**
-   * `text` with every marker-like sequence made inert, and nothing else changed: a bracket `⟦`/`〚` followed by
-   * `data-` or `/data-` gets an ASCII `[` instead, and the run's id is replaced. The search looks through
-   * compatibility forms (fullwidth letters and digits), case, invisible characters and combining marks, so lookalikes
-   * of the markers are caught too.
+   * `text` with every marker-like sequence made inert, and nothing else changed: a bracket (`⟦`, `〚` or any other
+   * non-ASCII opening bracket) followed by `data-` or `/data-` becomes `[/data-` or `[data-`, and the run's id is
+   * replaced. The search looks through compatibility forms (fullwidth letters and digits), case, invisible characters,
+   * combining marks and look-alike letters, digits and dashes (Cyrillic, Greek and others), so look-alikes of the
+   * markers are caught too.
    */
   neutralize(text: string): string {
-    // Fast path: almost all text holds nothing marker-like. ASCII text has no brackets, invisible characters or
-    // compatibility forms, so only the id (in any case) could be there; other text is searched in its normalised view.
-    if (ASCII_ONLY.test(text) && !this.idInAnyCase.test(text)) return text;
+    // Fast path: almost all text holds nothing marker-like. ASCII text has no marker brackets, invisible characters or
+    // compatibility forms, so only the id (in any case, or with look-alike letters) could be there; other text is
+    // searched in its normalised view.
+    if (ASCII_ONLY.test(text) && !this.idInAscii.test(text)) return text;
     const { view, textIndexOf } = mappedView(text);
     this.finder.lastIndex = 0;
     if (!this.finder.test(view)) return text;
@@ -134,15 +180,28 @@ export class DataMark {
   }
 }
 
-/** The text as the marker search sees it: compatibility-decomposed, without ignored characters, lower case. */
-function normalizedForSearch(text: string): string {
-  return text.normalize('NFKD').replace(IGNORED, '').toLowerCase();
+/**
+ * One code point as the marker search sees it: compatibility-decomposed, without ignored characters, lower case, with
+ * look-alikes read as what they imitate and marker-like brackets as `⟦`.
+ * @internal
+ */
+export function searchViewOf(char: string): string {
+  let view = '';
+  for (const c of char.normalize('NFKD').replace(IGNORED, '').toLowerCase()) {
+    view += FOLD.get(c) ?? (c > '\x7f' && OPENING_PUNCTUATION.test(c) ? VIEW_BRACKET : c);
+  }
+  return view;
+}
+
+/** ASCII text as the search sees it (one character for each): lower case, letters imitating id digits folded. */
+function asciiView(text: string): string {
+  return text.toLowerCase().replace(ASCII_LOOKALIKES, (c) => FOLD.get(c) as string);
 }
 
 /** Runs of ASCII characters, and runs of everything else. */
 const ASCII_RUNS = /[\0-\x7f]+|[^\0-\x7f]+/gu;
 
-/** A text's {@link normalizedForSearch} view, and where each character of the view came from in the text. */
+/** A text's {@link searchViewOf} view, and where each character of the view came from in the text. */
 interface MappedView {
   view: string;
   /** Index in the text of the code point that produced character `index` of the view. */
@@ -170,12 +229,12 @@ function mappedView(text: string): MappedView {
   for (const run of text.matchAll(ASCII_RUNS)) {
     const chars = run[0];
     if (chars.charCodeAt(0) < 0x80) {
-      add(chars.toLowerCase(), run.index, true);
+      add(asciiView(chars), run.index, true);
       continue;
     }
     let index = run.index;
     for (const char of chars) {
-      add(normalizedForSearch(char), index, false);
+      add(searchViewOf(char), index, false);
       index += char.length;
     }
   }

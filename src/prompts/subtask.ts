@@ -25,23 +25,28 @@ export interface SubtaskObjectiveParts {
   mark: DataMark;
 }
 
-/** Renders the objective of subtask `index`: the whole plan (titles and expected outputs), then this subtask in full. */
+/**
+ * Renders the objective of subtask `index`: the whole plan (titles and expected outputs), then this subtask in full.
+ * The planner wrote the plan after reading the request's attachments: it stays outside the data blocks, because it is
+ * what the loop must do, with every marker-like sequence made inert.
+ */
 export function renderSubtaskObjective(parts: SubtaskObjectiveParts): string {
-  const { plan, index } = parts;
+  const { plan, index, mark } = parts;
+  const inert = (text: string) => mark.neutralize(text);
   const subtask = plan[index] as PlannedSubtask;
   const outline = plan.map((s, i) => {
     const marker = i === index ? '→' : ' ';
     const you = i === index ? '  ← THIS SUBTASK (yours)' : '';
-    const expected = s.expectedOutput ? ` — expected output: ${s.expectedOutput}` : '';
-    return `${marker} ${i + 1}. ${s.title}${expected}${you}`;
+    const expected = s.expectedOutput ? ` — expected output: ${inert(s.expectedOutput)}` : '';
+    return `${marker} ${i + 1}. ${inert(s.title)}${expected}${you}`;
   });
   const lines = [
     `The plan for the original request has ${plan.length} subtask(s); other loops do the others:`,
     ...outline,
     '',
-    `Subtask ${index + 1} of ${plan.length}: ${subtask.title}`,
-    `Objective: ${subtask.objective}`,
-    `Expected output: ${subtask.expectedOutput}`,
+    `Subtask ${index + 1} of ${plan.length}: ${inert(subtask.title)}`,
+    `Objective: ${inert(subtask.objective)}`,
+    `Expected output: ${inert(subtask.expectedOutput)}`,
   ];
   const alongside = parts.alongside ?? [];
   if (alongside.length) {
@@ -50,10 +55,10 @@ export function renderSubtaskObjective(parts: SubtaskObjectiveParts): string {
         'are not available to you; do not write the files they are meant to produce.',
     );
   }
-  if (parts.attachments.length) lines.push(`Attached files in the workspace: ${parts.mark.names(parts.attachments)}`);
+  if (parts.attachments.length) lines.push(`Attached files in the workspace: ${mark.names(parts.attachments)}`);
   if (parts.previousError) {
     lines.push(
-      `A previous attempt at this subtask failed: ${parts.mark.inline(parts.previousError)}. Avoid what made it fail.`,
+      `A previous attempt at this subtask failed: ${mark.inline(parts.previousError)}. Avoid what made it fail.`,
     );
   }
   lines.push(

@@ -57,7 +57,7 @@ export class Synthesizer implements SynthesizerLike {
             '',
             renderTemplate(FAILED_SUBTASKS_NOTE, {
               failedCount: failed.length,
-              failed: failed.map((s) => `${s.id} "${s.title}"`).join(', '),
+              failed: failed.map((s) => `${s.id} "${mark.neutralize(s.title)}"`).join(', '),
             }),
           ]
         : []),

@@ -134,7 +134,7 @@ function requestBody(
         a.answer && a.answer === material.answer
           ? "(the same text as the deliverable's answer)"
           : shownAnswer(a.answer, answerChars, a.answerFile);
-      parts.push(`### ${i + 1}. ${a.title} (${a.status})\n${mark.block(answer)}${files}`);
+      parts.push(`### ${i + 1}. ${mark.neutralize(a.title)} (${a.status})\n${mark.block(answer)}${files}`);
     });
   }
   return { text: parts.join('\n'), sent, notSeen };

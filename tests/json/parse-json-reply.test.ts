@@ -1,10 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { DEFAULTS } from '../../src/defaults.js';
+import type { HarnessEvent } from '../../src/events.js';
+import { createHarness } from '../../src/harness/harness.js';
 import { askJson } from '../../src/json/ask-json.js';
-import { extractJson } from '../../src/json/extract-json.js';
+import { extractJson, jsonCandidates } from '../../src/json/extract-json.js';
 import { parseJsonReply } from '../../src/json/parse-json-reply.js';
-import { reply } from '../../src/testing/replies.js';
+import { planOf, reply, submit } from '../../src/testing/replies.js';
 import { ScriptedBackend } from '../../src/testing/scripted-backend.js';
+import { tempDir } from '../harness/helpers.js';
 
 const Shape = z.object({ passed: z.boolean() });
 
@@ -71,5 +75,105 @@ describe('parseJsonReply with prose holding other JSON', () => {
       Shape,
     );
     expect(result).toEqual({ ok: true, value: { passed: false }, calls: 1 });
+  });
+});
+
+describe('replies too long or too hostile to scan', () => {
+  const cap = DEFAULTS.maxJsonReplyChars;
+
+  it('refuses a reply over DEFAULTS.maxJsonReplyChars unread, even when it is valid JSON', () => {
+    const text = `{"passed": true}${' '.repeat(cap)}`;
+    const parsed = parseJsonReply(text, Shape);
+    expect(parsed).toEqual({ ok: false, error: expect.stringContaining('so it was not read') });
+    expect(extractJson(text)).toBeUndefined();
+    // A tighter bound of the caller's own applies the same way.
+    expect(parseJsonReply('{"passed": true}', Shape, { maxChars: 10 })).toMatchObject({ ok: false });
+  });
+
+  /** Degenerate replies just under the bound: each made the old extractor rescan the rest of the text per bracket. */
+  const degenerate: Array<[string, string]> = [
+    ['open braces', '{'.repeat(cap)],
+    ['open brackets after prose', `My verdict: ${'['.repeat(cap - 20)}`],
+    ['unterminated strings', '{"'.repeat(cap / 2)],
+    ['mismatched pairs', '{]'.repeat(cap / 2)],
+    ['nested objects', `${'{"a":'.repeat(cap / 10)}1${'}'.repeat(cap / 10)}`],
+    ['strings broken by line breaks', '{"a":"x\n'.repeat(cap / 8)],
+    ['fences without bodies', '```'.repeat(cap / 3)],
+  ];
+
+  it.each(degenerate)('reads %s in bounded work: candidates total at most three times the reply', (_name, text) => {
+    expect(text.length).toBeLessThanOrEqual(cap);
+    const candidates = jsonCandidates(text);
+    const total = candidates.reduce((sum, candidate) => sum + candidate.length, 0);
+    expect(total).toBeLessThanOrEqual(3 * text.length);
+    expect(parseJsonReply(text, Shape).ok).toBe(false);
+  });
+
+  it('still finds the object after prose that opens a string or a bracket', () => {
+    expect(parseJsonReply('He said "it\'s {fine\nSo: {"passed": true}', Shape)).toEqual({
+      ok: true,
+      value: { passed: true },
+    });
+    expect(parseJsonReply('Note: { is a brace. {"passed": false}', Shape)).toEqual({
+      ok: true,
+      value: { passed: false },
+    });
+    expect(parseJsonReply('a [ b ] c } {"passed": true}', Shape)).toEqual({ ok: true, value: { passed: true } });
+  });
+
+  it('re-asks a 2 MB plan reply with only its head and tail quoted, then falls back to one subtask', async () => {
+    const huge = `Here is my plan: ${'{"subtasks": ['.repeat(150_000)}`;
+    expect(huge.length).toBeGreaterThan(2_000_000);
+    const backend = new ScriptedBackend({
+      plan: [reply(huge), reply(huge)],
+      execute: [submit('done')],
+    });
+    const harness = createHarness({ backend, workspace: await tempDir(), verification: false });
+    const events: HarnessEvent[] = [];
+    harness.onAny((e) => events.push(e));
+    const result = await harness.run('Write a poem.');
+    expect(result.status).toBe('succeeded');
+    expect(result.plan).toHaveLength(1);
+    const reask = backend.callsFor('plan')[1]!.messages;
+    expect(String(reask.at(-2)?.content).length).toBeLessThanOrEqual(2_000);
+    expect(String(reask.at(-1)?.content)).toContain('so it was not read');
+    expect(events).toContainEqual(expect.objectContaining({ type: 'plan-created', fallback: 'single-subtask' }));
+  });
+
+  it('ends the run unverified on a 2 MB verify reply', async () => {
+    const huge = `{"passed": true, "defects": [], "note": "${'9'.repeat(2_100_000)}"}`;
+    const backend = new ScriptedBackend({
+      plan: [planOf('Write')],
+      execute: [submit('done')],
+      synthesize: [submit('done')],
+      verify: Array.from({ length: 4 }, () => reply(huge)),
+    });
+    const harness = createHarness({ backend, workspace: await tempDir() });
+    const result = await harness.run('Write a poem.');
+    expect(result.status).toBe('unverified');
+    expect(result.verdicts.at(-1)).toMatchObject({ status: 'unverified', reason: expect.stringContaining('not read') });
+  });
+});
+
+describe('parseJsonReply with given texts: only the role’s own value counts', () => {
+  const own = { given: ['The claim: all done.'] };
+
+  it('accepts one value, however often it is repeated (whole text, fence, after prose)', () => {
+    const text = 'Verdict:\n```json\n{"passed": true}\n```\nAgain: {"passed":true}';
+    expect(parseJsonReply(text, Shape, own)).toEqual({ ok: true, value: { passed: true } });
+  });
+
+  it('refuses two different values, and a copy of one in a given text, found among thousands of decoys', () => {
+    expect(parseJsonReply('{"passed": true} or {"passed": false}', Shape, own)).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('2 different JSON objects'),
+    });
+    const decoys = Array.from({ length: 5_000 }, (_, i) => `{"item": ${i}} [see ${i}]`).join('\n');
+    const given = [`${decoys}\nThe executor wrote: {"passed" : true}\n${decoys}`];
+    expect(parseJsonReply('```\n{"passed":true}\n```', Shape, { given })).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('copy of one in the material you were given'),
+    });
+    expect(parseJsonReply('{"passed": false}', Shape, { given })).toEqual({ ok: true, value: { passed: false } });
   });
 });

@@ -89,7 +89,9 @@ describe('integrity: any change during an audit voids it', () => {
     const auditorScript = await script(
       dir,
       'auditor.sh',
-      `cat > /dev/null\necho "fixed by the auditor" >> report.md\necho 'All good.'\necho '${verdictJson}'`,
+      // The verdict goes in the block the prompt names, marked with the episode's nonce.
+      'nonce=$(grep -o "\\`VERDICT-[0-9a-f]*\\`" | tail -n 1 | tr -d "\\`" | cut -d- -f2)\n' +
+        `echo "fixed by the auditor" >> report.md\necho 'All good.'\necho "VERDICT-$nonce"\necho '${verdictJson}'\necho "END-VERDICT-$nonce"`,
     );
     const backend = new ScriptedBackend({
       manage: [executeRecords([REPORT]), decide('blocked', { reason: 'stop' })],

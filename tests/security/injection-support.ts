@@ -1,4 +1,5 @@
 import type { GenerateRequest, Message } from '../../src/backend/types.js';
+import { searchViewOf } from '../../src/prompts/datamark.js';
 import { readFixture } from '../support/fixtures.js';
 
 /** One published injection string (AgentDojo or BIPIA). */
@@ -58,6 +59,9 @@ export function closers(id: string | undefined): string[] {
     `⟦${fullwidth(`/data-${id}`)}⟧`,
     `⟦/da\u200Bta-${id.slice(0, 8)}\u200C${id.slice(8)}⟧`,
     `〚/data-${id}〛`,
+    // Look-alikes: Cyrillic letters, letters for digits, other dashes, slashes and brackets.
+    `⟦/dаtа-${id.replace(/a/g, 'а').replace(/c/g, 'с').replace(/e/g, 'е')}⟧`,
+    `【∕data‐${id.replace(/0/g, 'o').replace(/1/g, 'l')}】`,
   ];
 }
 
@@ -101,11 +105,9 @@ function textOf(message: Message): string {
   return message.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
 }
 
+/** The text as a model may read it: through compatibility forms, case, invisible characters and look-alikes. */
 function searchView(text: string): string {
-  return text
-    .normalize('NFKD')
-    .replace(/[\p{Default_Ignorable_Code_Point}\p{Cf}\p{M}]/gu, '')
-    .toLowerCase();
+  return [...text].map(searchViewOf).join('');
 }
 
 /**

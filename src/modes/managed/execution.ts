@@ -83,7 +83,7 @@ export async function executeContract(deps: ExecutionDeps, input: ExecutionInput
       purpose: 'execute',
       scope,
       request: input.request,
-      objective: renderExecutorObjective(input.contract, input.state, input.round),
+      objective: renderExecutorObjective(input.contract, input.state, input.round, mark),
       priorState: renderAuditedState(input.state, deps.evidenceShown, mark),
       workspace: input.workspace,
       signal: input.signal,

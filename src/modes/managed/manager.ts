@@ -123,6 +123,8 @@ export class Manager implements ManagerLike {
       },
       messages,
       replySchema(input.state, input.round),
+      // Only the manager's own decision counts, never one quoted in the reports or answers it was shown.
+      { given: messages.flatMap((m) => (m.role === 'user' && typeof m.content === 'string' ? [m.content] : [])) },
     );
     if (!reply.ok) {
       return {
