@@ -12,6 +12,7 @@ import {
 } from '../../src/modes/managed/index.js';
 import { ScriptedBackend } from '../../src/testing/index.js';
 import { textOf } from '../harness/helpers.js';
+import { groupRuns } from '../../src/util/process-group.js';
 import { decide, executeRecords, managedRun, script, tempDir, verdictOf } from './helpers.js';
 
 const REPORT = { id: 'report', description: 'report.md exists.' };
@@ -27,14 +28,6 @@ function episode(cwd: string, extra: Partial<EpisodeInput> = {}): EpisodeInput {
 }
 
 /** The errno code `process.kill(-pgid, 0)` throws, or undefined when the group still exists. */
-function groupProbe(pgid: number): string | undefined {
-  try {
-    process.kill(-pgid, 0);
-    return undefined;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code;
-  }
-}
 
 /** A script that records its process group id (it leads its group) and leaves a child running besides. */
 async function sleeper(dir: string): Promise<{ file: string; pidFile: string }> {
@@ -61,7 +54,7 @@ describe('commandAgent', () => {
     expect(result.status).toBe('timeout');
     expect(result.output).toContain('started');
     const pgid = Number(await readFile(pidFile, 'utf8'));
-    expect(groupProbe(pgid)).toBe('ESRCH');
+    expect(groupRuns(pgid)).toBe(false);
   });
 
   it('kills the whole process group on abort: cancelled, and the group is gone', async () => {
@@ -75,7 +68,7 @@ describe('commandAgent', () => {
     controller.abort();
     const result = await running;
     expect(result.status).toBe('cancelled');
-    expect(groupProbe(Number(await readFile(pidFile, 'utf8')))).toBe('ESRCH');
+    expect(groupRuns(Number(await readFile(pidFile, 'utf8')))).toBe(false);
   });
 
   it('reports a non-zero exit as an error with its exit code, stdout and stderr', async () => {
@@ -194,7 +187,7 @@ describe('external executors in a managed run', () => {
       },
     });
     const result = await run.run();
-    expect(groupProbe(Number(await readFile(pidFile, 'utf8')))).toBe('ESRCH');
+    expect(groupRuns(Number(await readFile(pidFile, 'utf8')))).toBe(false);
     expect(textOf(backend.callsFor('audit')[0])).toContain('Agent: slowpoke; the episode ended "timeout"');
     expect(textOf(backend.callsFor('manage')[1])).toContain('Execution: slowpoke ended "timeout"');
     expect(result.taskState.records[0]?.status).toBe('pending');

@@ -12,6 +12,7 @@ import { OutputCapture, waitForProcess } from '../../tools/builtin/execute-comma
 import { sandboxStatus, spawnInWorkspace, type SandboxStatus } from '../../tools/builtin/sandbox.js';
 import type { AgentAdapter, EpisodeInput, EpisodeResult } from '../../contracts/agent-adapter.js';
 import { MANAGED_DEFAULTS } from '../shared/managed-options.js';
+import { groupRuns } from '../../util/process-group.js';
 
 const MAX_TIMER_MS = 2_147_483_647;
 /** How often a killed process group is checked for its last process. */
@@ -242,22 +243,12 @@ function allowListed(env: NodeJS.ProcessEnv): Record<string, string> {
 }
 
 /**
- * Waits until no process of the group exists. Killed processes linger until their parent reaps them (for orphans, the
- * init process), so "killed" and "gone" differ by a moment; hosts that count processes after an episode see none.
+ * Waits until no process of the group runs: killed processes take a moment to die, and the episode returns only once
+ * they have (zombies waiting for a parent to reap them run nothing; see {@link groupRuns}).
  */
 async function groupGone(pgid: number): Promise<void> {
   const deadline = performance.now() + MANAGED_DEFAULTS.reapWaitMs;
-  while (groupExists(pgid) && performance.now() < deadline) {
+  while (groupRuns(pgid) && performance.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, REAP_POLL_MS));
-  }
-}
-
-function groupExists(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    // ESRCH: gone. EPERM: the id now belongs to someone else's group, so ours is gone too.
-    return false;
   }
 }
