@@ -13,7 +13,7 @@ import { parseMemoryOptions } from '../memory/options.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { SecretRedactor } from '../util/secrets.js';
 import { loadSnapshot, resumeSource, runDurability, storeOfRun, type SnapshotCheck } from './durable-run.js';
-import { normalizeInput, type RunInput } from './input.js';
+import { normalizeInput, normalizeResumeOptions, type RunInput } from './input.js';
 import { optionsFingerprint } from './options-fingerprint.js';
 import { parseHarnessOptions, type HarnessOptions, type ResolvedHarnessOptions } from '../modes/shared/options.js';
 import { runManagedMode } from '../modes/managed/run-managed-mode.js';
@@ -124,15 +124,18 @@ export class Harness {
    * key), `resume-incompatible` when it was made by another library version, mode or options, `snapshot-corrupt` when
    * it is cut short, malformed, too large or of an unknown shape, `store-failed` when the store cannot be read,
    * `invalid-input` when the run's workspace directory is gone, `workspace-busy` when a live run holds it, and
-   * `harness-closed` after {@link Harness.close}.
+   * `harness-closed` after {@link Harness.close}; `invalid-input` too for options that are not
+   * `{ workspace?, signal?, store? }` (a workspace that is not a non-empty string, say).
    */
-  resume(runId: string, options: ResumeOptions = {}): Promise<RunResult> {
+  resume(runId: string, options?: ResumeOptions): Promise<RunResult> {
+    let checked: ResumeOptions;
     try {
       this.runs.assertOpen();
+      checked = normalizeResumeOptions(options);
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.runs.track(this.resumeRun(runId, options));
+    return this.runs.track(this.resumeRun(runId, checked));
   }
 
   /**

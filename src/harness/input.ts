@@ -3,7 +3,7 @@
  * @module
  */
 import { isRunStore } from '../durability/is-run-store.js';
-import type { RunStore } from '../durability/types.js';
+import type { ResumeOptions, RunStore } from '../durability/types.js';
 import { HarnessError } from '../errors.js';
 
 /** What `harness.run()` accepts: the task text, or the task with attachments, a signal, a run id and a store. */
@@ -58,6 +58,48 @@ export function normalizeInput(input: RunInput): NormalizedInput {
     throw new HarnessError('invalid-input', 'store must be a RunStore: an object with save, load, list and delete.');
   }
   return { task: object.task, attachments, signal, runId, store };
+}
+
+const RESUME_KEYS = ['workspace', 'signal', 'store'];
+
+/**
+ * Validates the options of `harness.resume()`: absent (or `null`) means none, anything else must be an object with
+ * only `workspace` (a non-empty directory path), `signal` and `store`. A bad one throws `invalid-input` saying what
+ * is expected. @internal
+ */
+export function normalizeResumeOptions(options: unknown): ResumeOptions {
+  if (options === undefined || options === null) return {};
+  const usage = 'harness.resume(runId, options?) takes { workspace?: string, signal?: AbortSignal, store?: RunStore }';
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw new HarnessError('invalid-input', `${usage}; got ${Array.isArray(options) ? 'an array' : typeof options}.`);
+  }
+  const unknown = Object.keys(options).filter((key) => !RESUME_KEYS.includes(key));
+  if (unknown.length > 0) {
+    throw new HarnessError(
+      'invalid-input',
+      `${usage}; ${unknown.map((key) => `\`${key}\``).join(', ')} is not one of them.`,
+    );
+  }
+  const { workspace, signal, store } = options as Record<string, unknown>;
+  if (workspace !== undefined && (typeof workspace !== 'string' || !workspace)) {
+    throw new HarnessError(
+      'invalid-input',
+      `${usage}; workspace must be the run's workspace directory as a non-empty string (got ${typeof workspace}).`,
+    );
+  }
+  if (signal !== undefined && !isAbortSignal(signal)) {
+    throw new HarnessError(
+      'invalid-input',
+      `${usage}; signal must be an AbortSignal (e.g. from new AbortController().signal).`,
+    );
+  }
+  if (store !== undefined && !isRunStore(store)) {
+    throw new HarnessError(
+      'invalid-input',
+      `${usage}; store must be a RunStore: an object with save, load, list and delete.`,
+    );
+  }
+  return options as ResumeOptions;
 }
 
 /** Duck-typed, so signals of another realm (a test DOM, a polyfill) are accepted too. */

@@ -29,5 +29,6 @@ export {
   TokenCounter,
 } from './token-counter.js';
 export { GPT_ENCODINGS, gptTokenizer, type GptEncodingName, type Tokenizer } from './tokenizer.js';
+export type { TextCount } from './bounded-count.js';
 export { headTail, searchSnippets } from './truncate.js';
 export type { ExecutionMemory, MemoryScope, PendingRequest } from './types.js';

@@ -43,6 +43,20 @@ const workspace = z
       'keep: false removes temporary workspaces only; a directory you name (dir) is never removed. Drop one of them',
   });
 const count = (fallback: number, min = 1) => z.number().int().min(min).default(fallback);
+/** The longest delay a Node.js timer waits; a longer one fires at once (with a TimeoutOverflowWarning). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+/** A duration in milliseconds that a timer can honour: longer ones are refused, not cut to 1 ms. */
+const duration = (fallback: number) =>
+  z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_TIMER_MS, {
+      error:
+        'must be at most 2147483647 ms (about 24.8 days), the longest delay a Node.js timer can wait. For longer ' +
+        'work, resume the run after it times out (harness.resume)',
+    })
+    .default(fallback);
 
 const LimitsSchema = z.strictObject({
   /**
@@ -57,8 +71,8 @@ const LimitsSchema = z.strictObject({
    * @defaultValue DEFAULTS.maxRunIterations (undefined: no cap; the run is bounded by its loops and `timeoutMs`)
    */
   maxRunIterations: z.number().int().min(1).optional(),
-  /** Wall-clock limit of one run. @defaultValue 7 200 000 */
-  timeoutMs: count(DEFAULTS.timeoutMs),
+  /** Wall-clock limit of one run, at most 2 147 483 647 (a Node.js timer's longest delay). @defaultValue 7 200 000 */
+  timeoutMs: duration(DEFAULTS.timeoutMs),
   /** @defaultValue 6 */
   maxSubtasks: count(DEFAULTS.maxSubtasks),
   /**
@@ -76,8 +90,8 @@ const LimitsSchema = z.strictObject({
   repairAttempts: count(DEFAULTS.repairAttempts, 0),
   /** Iterations of one repair loop. @defaultValue 50 */
   repairIterations: count(DEFAULTS.repairIterations),
-  /** Default per-call timeout of a tool. @defaultValue 120 000 */
-  toolTimeoutMs: count(DEFAULTS.toolTimeoutMs),
+  /** Default per-call timeout of a tool, at most 2 147 483 647. @defaultValue 120 000 */
+  toolTimeoutMs: duration(DEFAULTS.toolTimeoutMs),
   /**
    * Output tokens reserved for the answer of every request and sent as its output limit; a request's input may use
    * the window less this. Never more than a quarter of the called backend's window. @defaultValue 8 192
@@ -227,12 +241,7 @@ export const HarnessOptionsSchema = z.strictObject({
    * `limits.timeoutMs`), so a store that stops answering never holds a run past its limits (see docs/durability.md).
    * @defaultValue `DEFAULTS.storeTimeoutMs` (30 000)
    */
-  storeTimeoutMs: z
-    .number()
-    .int()
-    .positive()
-    .max(2 ** 31 - 1)
-    .default(DEFAULTS.storeTimeoutMs),
+  storeTimeoutMs: duration(DEFAULTS.storeTimeoutMs),
   /**
    * The secret each run's snapshot key is derived from: at least 32 bytes (a string counts its UTF-8 bytes), kept where
    * the runs' agents cannot read it, and the same in every process that resumes the runs (see docs/durability.md,
