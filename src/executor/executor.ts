@@ -12,7 +12,8 @@ import { MemoryManager } from '../memory/memory-manager.js';
 import { EXECUTION_MEMORY_SHAPE, isExecutionMemory, type ExecutionMemory } from '../memory/types.js';
 import { EXECUTOR_SYSTEM_PROMPT } from '../prompts/executor.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import { Loop, type LoopSettings } from './loop.js';
+import { Loop } from './loop.js';
+import type { LoopSettings } from './loop-start.js';
 import type { ExecutorResult, ExecutorRunInput } from '../contracts/executor.js';
 
 const MAX_TIMER_MS = 2_147_483_647;

@@ -10,7 +10,7 @@ import { callModel, reservedOutputTokens, type ModelCallContext } from '../llm/c
 import type { MemoryScope, PendingRequest } from '../memory/types.js';
 import type { DataMark } from '../prompts/datamark.js';
 import type { LoopProgress } from './loop-journal.js';
-import type { LoopSettings } from './loop.js';
+import type { LoopSettings } from './loop-start.js';
 import type { ExecutorRunInput } from '../contracts/executor.js';
 
 /** The system prompt and the task message are never summarised or pruned. */

@@ -4,20 +4,12 @@
  * @module
  */
 import { setMaxListeners } from 'node:events';
-import type { LlmBackend, Purpose, ToolCall, ToolSpec } from '../backend/types.js';
+import type { ToolCall, ToolSpec } from '../backend/types.js';
 import { HarnessError, toHarnessError } from '../errors.js';
-import type { EmitEvent, EventInput } from '../events.js';
-import type { Sampling } from '../llm/call-model.js';
-import type { ExecutionMemory, MemoryScope } from '../memory/types.js';
+import type { EventInput } from '../events.js';
+import type { MemoryScope } from '../memory/types.js';
 import { DataMark } from '../prompts/datamark.js';
-import {
-  CONTINUE_AFTER_LENGTH,
-  executorSystemPrompt,
-  NUDGE_AFTER_EMPTY,
-  SUBMIT_ANSWER_TOOL,
-  renderExecutorTask,
-} from '../prompts/executor.js';
-import type { ToolRegistry } from '../tools/registry.js';
+import { CONTINUE_AFTER_LENGTH, NUDGE_AFTER_EMPTY, SUBMIT_ANSWER_TOOL } from '../prompts/executor.js';
 import { ToolWorkspace } from '../workspace/tool-workspace.js';
 import type { ToolContext, ToolInvocation } from '../tools/types.js';
 import { raceSignal } from '../util/race-signal.js';
@@ -32,6 +24,8 @@ import {
   unansweredCalls,
 } from './loop-journal.js';
 import { interruptedCallsOf } from './interrupted-calls.js';
+import { loopResult } from './loop-result.js';
+import { freshProgress, type LoopSettings } from './loop-start.js';
 import { LoopModel } from './loop-model.js';
 import { SUBMIT_SPEC } from './submission.js';
 import { runToolRound, type ToolRoundHost } from './tool-round.js';
@@ -42,30 +36,6 @@ const MAX_TIMER_MS = 2_147_483_647;
 // `failed`: a checkpoint could not be saved, so the tools still running are stopped too.
 type Stop = { status: 'aborted' | 'timeout' | 'failed'; error: HarnessError };
 type Submitted = { answer: string; files: string[] };
-
-/** What every loop of one Executor shares. */
-export interface LoopSettings {
-  tools: ToolRegistry;
-  memory: ExecutionMemory;
-  emit: EmitEvent | undefined;
-  backendFor: (role: Purpose | 'vision') => LlmBackend;
-  /** The host's system prompt; absent: {@link executorSystemPrompt} of what the tools report. */
-  systemPrompt: string | undefined;
-  limits: LoopLimits;
-  now: () => number;
-  /** Sampling of a role's calls; undefined sends none. */
-  samplingFor: (role: Purpose) => Sampling | undefined;
-  /** Output tokens reserved for (and sent with) every call, at most a quarter of the called backend's window. */
-  maxOutputTokens: number;
-}
-
-/** The loop limits after defaults. */
-export interface LoopLimits {
-  maxIterations: number;
-  timeoutMs: number;
-  toolTimeoutMs?: number | undefined;
-  maxRepeatedInvalidCalls: number;
-}
 
 /**
  * One ReAct loop, in a fresh dialogue or going on from a checkpoint; all per-loop state lives here. It never rejects
@@ -111,7 +81,7 @@ export class Loop {
       emit,
       dataMark: mark,
     };
-    this.progress = resumed ? copyProgress(resumed.checkpoint) : this.freshProgress(mark);
+    this.progress = resumed ? copyProgress(resumed.checkpoint) : freshProgress(settings, input, mark);
     this.model = new LoopModel({
       settings,
       input,
@@ -159,26 +129,6 @@ export class Loop {
       emit,
       untilStopped,
       ...this.journalHooks(),
-    };
-  }
-
-  private freshProgress(mark: DataMark): LoopProgress {
-    const { request, objective, priorState } = this.input;
-    return {
-      iterations: 0,
-      dialogue: [
-        {
-          role: 'system',
-          content: mark.withRule(this.settings.systemPrompt ?? defaultSystemPrompt(this.settings.tools)),
-        },
-        { role: 'user', content: renderExecutorTask({ request, objective, priorState }) },
-      ],
-      usage: { inputTokens: 0, outputTokens: 0 },
-      peakRequestTokens: 0,
-      lastText: '',
-      cutOff: '',
-      toolFiles: [],
-      invalid: { key: null, count: 0 },
     };
   }
 
@@ -302,7 +252,7 @@ export class Loop {
           await this.checkpoint();
           continue;
         }
-        return this.result('completed', progress.cutOff + content, progress.toolFiles);
+        return loopResult(this.progress, 'completed', progress.cutOff + content, progress.toolFiles);
       }
       progress.cutOff = '';
 
@@ -395,32 +345,13 @@ export class Loop {
 
   private finish(error: unknown): ExecutorResult {
     const { lastText, toolFiles } = this.progress;
-    if (this.stop) return this.result(this.stop.status, lastText, toolFiles, this.stop.error);
-    return this.result('failed', lastText, toolFiles, toHarnessError(error));
+    if (this.stop) return loopResult(this.progress, this.stop.status, lastText, toolFiles, this.stop.error);
+    return loopResult(this.progress, 'failed', lastText, toolFiles, toHarnessError(error));
   }
 
   /** A submission names the files that matter; what the loop's tools wrote stays part of the result too. */
   private submittedResult(submitted: Submitted): ExecutorResult {
-    return this.result('completed', submitted.answer, [...this.progress.toolFiles, ...submitted.files]);
-  }
-
-  private result(
-    status: ExecutorResult['status'],
-    answer: string,
-    files: readonly string[],
-    error?: HarnessError,
-  ): ExecutorResult {
-    const { iterations, usage, peakRequestTokens, interruptedCalls } = this.progress;
-    return {
-      status,
-      answer,
-      files: [...new Set(files)],
-      iterations,
-      usage: { ...usage },
-      peakRequestTokens,
-      ...(interruptedCalls?.length ? { interruptedCalls: [...interruptedCalls] } : {}),
-      ...(error ? { error: { code: error.code, message: error.message } } : {}),
-    };
+    return loopResult(this.progress, 'completed', submitted.answer, [...this.progress.toolFiles, ...submitted.files]);
   }
 
   private emit(event: EventInput): void {
@@ -448,16 +379,4 @@ export class Loop {
 function firstLine(text: string): string {
   const line = text.split('\n')[0] ?? '';
   return line.length > 200 ? `${line.slice(0, 200)}…` : line;
-}
-
-/**
- * The system prompt made of facts about `tools` when the loop starts: which tools run programs in a sandbox (as each
- * reports it in `Tool.sandbox`), and which run them on the host.
- */
-function defaultSystemPrompt(tools: ToolRegistry): string {
-  const running = tools.list().filter((tool) => typeof tool.sandbox?.active === 'boolean');
-  return executorSystemPrompt({
-    sandboxed: running.filter((tool) => tool.sandbox?.active).map((tool) => tool.name),
-    unsandboxed: running.filter((tool) => !tool.sandbox?.active).map((tool) => tool.name),
-  });
 }
