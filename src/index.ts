@@ -112,7 +112,13 @@ export { SUBMIT_ANSWER_TOOL } from './prompts/executor.js';
 // --- execution memory (src/memory) ---
 export { MemoryManager, OUTPUTS_DIR } from './memory/memory-manager.js';
 export { MemoryOptionsSchema, type MemoryManagerOptions, type ResolvedMemoryOptions } from './memory/options.js';
-export { GPT_ENCODINGS, gptTokenizer, type GptEncodingName, type Tokenizer } from './memory/tokenizer.js';
+export {
+  GPT_ENCODINGS,
+  gptTokenizer,
+  MAX_TOKENIZED_CHARS,
+  type GptEncodingName,
+  type Tokenizer,
+} from './memory/tokenizer.js';
 export type { TextCount } from './memory/bounded-count.js';
 export { TokenCounter } from './memory/token-counter.js';
 export { emergencyPrune, planCompression, type CompressionPlan, type PruneResult } from './memory/fit.js';

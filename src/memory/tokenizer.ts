@@ -17,6 +17,12 @@ export interface Tokenizer {
   measure?(text: string): TextCount;
 }
 
+/**
+ * Characters `gptTokenizer` tokenizes in one count at most (256 Ki, tens of milliseconds of prose): a longer text counts
+ * as its UTF-8 bytes, an upper bound, since tokenizing megabytes on the event loop would stall every other run.
+ */
+export const MAX_TOKENIZED_CHARS = 256 * 1024;
+
 /** The gpt-tokenizer encodings `gptTokenizer` accepts. */
 export const GPT_ENCODINGS = ['o200k_base', 'o200k_harmony', 'cl100k_base', 'p50k_base', 'r50k_base'] as const;
 
@@ -52,11 +58,16 @@ function loadEncoding(name: GptEncodingName): EncodingModule {
  * No call of the encoder receives more than 256 characters, so counting costs time linear in the text whatever it
  * holds: the count is exact, except that a stretch of more than 256 characters with no word boundary the encoding is
  * sure to keep (a run of one character, of spaces or emoji) is counted by its UTF-8 bytes, an upper bound, and
- * `measure` then says `exact: false`. docs/memory.md, "Hostile text", has the figures.
+ * `measure` then says `exact: false`. A text longer than {@link MAX_TOKENIZED_CHARS} is not tokenized at all: it is
+ * counted by its UTF-8 bytes (`exact: false`), so no count holds the event loop for long. docs/memory.md, "Hostile
+ * text", has the figures.
  */
 export function gptTokenizer(encoding: GptEncodingName = 'o200k_base'): Tokenizer {
   const countPart = (part: string): number => loadEncoding(encoding).countTokens(part, NO_SPECIAL_TOKENS);
-  const measure = (text: string): TextCount => countInBoundedParts(text, countPart);
+  const measure = (text: string): TextCount =>
+    text.length > MAX_TOKENIZED_CHARS
+      ? { tokens: Buffer.byteLength(text, 'utf8'), exact: false }
+      : countInBoundedParts(text, countPart);
   return {
     boundedByUtf8Bytes: true,
     count: (text: string): number => measure(text).tokens,

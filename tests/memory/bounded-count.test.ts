@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { createHarness } from '../../src/harness/harness.js';
 import { countInBoundedParts, MAX_COUNTED_CHARS } from '../../src/memory/bounded-count.js';
 import { MemoryManager } from '../../src/memory/memory-manager.js';
-import { type GptEncodingName, gptTokenizer } from '../../src/memory/tokenizer.js';
+import { type GptEncodingName, gptTokenizer, MAX_TOKENIZED_CHARS } from '../../src/memory/tokenizer.js';
 import { reply, submit, toolCall } from '../../src/testing/replies.js';
 import { ScriptedBackend } from '../../src/testing/scripted-backend.js';
 import { defineTool } from '../../src/tools/define-tool.js';
@@ -161,6 +161,18 @@ describe('gptTokenizer on hostile text', () => {
     );
     // Tens of megabytes are scanned: generous on a loaded machine; the assertions count, they do not time.
   }, 180_000);
+
+  it('counts a text past MAX_TOKENIZED_CHARS by its bytes without tokenizing any of it', () => {
+    const lengths = spyOnEncoder();
+    const prose = 'The river runs north, then west; 42 bridges cross it. '.repeat(20_000);
+    expect(prose.length).toBeGreaterThan(MAX_TOKENIZED_CHARS);
+    expect(gptTokenizer().measure?.(prose)).toEqual({ tokens: utf8Bytes(prose), exact: false });
+    expect(lengths).toEqual([]);
+    // At the cap it is still counted exactly, in parts.
+    const atCap = prose.slice(0, MAX_TOKENIZED_CHARS);
+    expect(gptTokenizer().measure?.(atCap).exact).toBe(true);
+    expect(lengths.length).toBeGreaterThan(0);
+  });
 
   it('bounds a degenerate text from above against the real count', () => {
     const o200k = load('o200k_base');
