@@ -200,7 +200,8 @@ export class Loop {
         },
         finished: async (invocation) => {
           journal.finish(invocation);
-          await this.checkpoint();
+          // The last call of the round to return is recorded by the round's checkpoint, which follows at once.
+          if (!journal.allFinished()) await this.checkpoint();
         },
       },
     };
@@ -369,7 +370,7 @@ export class Loop {
     const stored = mustBeStored || this.input.durability === 'sync';
     const { purpose, scope } = this.input;
     const checkpoint = { purpose, scope, ...copyProgress(this.progress), toolCalls: this.journal.snapshot() };
-    const saving = this.saver.save(checkpoint).catch((error: unknown) => {
+    const saving = this.saver.save(checkpoint, !stored).catch((error: unknown) => {
       const failure = toHarnessError(error, 'store-failed');
       this.halt('failed', failure);
       throw failure;
