@@ -4,6 +4,7 @@
  * @module
  */
 import {
+  constants,
   close as closeCallback,
   fdatasync as fdatasyncCallback,
   ftruncateSync,
@@ -11,6 +12,7 @@ import {
   realpathSync,
   writeSync,
 } from 'node:fs';
+import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { errnoCode } from '../workspace/file-errors.js';
 import { openNoFollowDir } from '../workspace/no-follow-dir.js';
@@ -67,31 +69,40 @@ export class JournalFiles {
   }
 
   /**
-   * Empties the journal at `absPath` once a new snapshot replaced what it recorded: the kept descriptor is truncated,
-   * else the file is removed (never anything outside `root`, never through a link). No flush: should the reset be
-   * lost in a crash, the lines that come back name an earlier snapshot, and a resume ignores them.
+   * Empties the journal at `absPath` once a new snapshot replaced what it recorded, through the kept descriptor or the
+   * file opened as for an append (never anything outside `root`, never through a link); nothing when there is none.
+   * The file stays, so the next append needs no new directory entry. The kept descriptor is closed unless `keepOpen`
+   * (the run goes on). No flush: should the reset be lost in a crash, the lines that come back name an earlier
+   * snapshot, and a resume ignores them.
    */
-  async reset(root: string, absPath: string, requested: string): Promise<void> {
-    const journal = this.#reuse(absPath);
-    if (journal) {
-      try {
-        ftruncateSync(journal.fd, 0);
-        return;
-      } catch (error) {
-        this.#retire(journal);
-        throw error;
-      } finally {
-        journal.users -= 1;
-        this.#settle(journal);
-      }
+  async reset(root: string, absPath: string, requested: string, keepOpen: boolean): Promise<void> {
+    let journal = this.#reuse(absPath);
+    if (!journal) {
+      const segments = path.relative(root, absPath).split(path.sep);
+      if (!(await this.#exists(root, segments, requested))) return;
+      journal = await this.#openChecked(root, absPath, requested);
     }
-    await this.remove(root, absPath, requested);
+    try {
+      ftruncateSync(journal.fd, 0);
+    } catch (error) {
+      this.#retire(journal);
+      throw error;
+    } finally {
+      journal.users -= 1;
+      if (!keepOpen) this.#retire(journal);
+      this.#settle(journal);
+    }
+  }
+
+  /** Closes the kept descriptor of the journal at `absPath`, if any (its run stopped, or its snapshot failed). */
+  release(absPath: string): void {
+    const kept = this.#open.get(absPath);
+    if (kept) this.#retire(kept);
   }
 
   /** Removes the journal at `absPath` (inside `root`); nothing happens when there is none. */
   async remove(root: string, absPath: string, requested: string): Promise<void> {
-    const kept = this.#open.get(absPath);
-    if (kept) this.#retire(kept);
+    this.release(absPath);
     const segments = path.relative(root, path.dirname(absPath)).split(path.sep).filter(Boolean);
     let dir: Awaited<ReturnType<typeof openNoFollowDir>>;
     try {
@@ -135,8 +146,34 @@ export class JournalFiles {
     return undefined;
   }
 
+  /** Whether an entry stands at `segments` below `root`, looked up without following links. */
+  async #exists(root: string, segments: string[], requested: string): Promise<boolean> {
+    let dir: Awaited<ReturnType<typeof openNoFollowDir>>;
+    try {
+      dir = await openNoFollowDir(root, segments.slice(0, -1), requested, { create: false });
+    } catch (error) {
+      if (isMissing(error)) return false;
+      throw error;
+    }
+    try {
+      return (await dir.lstat(segments.at(-1) as string)) !== undefined;
+    } finally {
+      await dir.close().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Opens the journal as the workspace's appends are opened, creating it when missing, and flushes its directory:
+   * the lines a later `fdatasync` makes durable must not be lost with a directory entry that was not.
+   */
   async #openChecked(root: string, absPath: string, requested: string): Promise<OpenJournal> {
     const { fd, stats } = await openForAppend(root, absPath, requested);
+    try {
+      await syncDirectory(path.dirname(absPath));
+    } catch (error) {
+      await closeFd(fd).catch(() => undefined);
+      throw error;
+    }
     const journal: OpenJournal = {
       absPath,
       fd,
@@ -170,6 +207,20 @@ export class JournalFiles {
     }
     journal.idle = setTimeout(() => this.#retire(journal), JOURNAL_IDLE_CLOSE_MS);
     journal.idle.unref();
+  }
+}
+
+/** Flushes a directory's entries to disk; skipped where directories cannot be opened (Windows). */
+async function syncDirectory(dir: string): Promise<void> {
+  if (process.platform === 'win32') return;
+  const handle = await open(dir, constants.O_RDONLY | (constants.O_DIRECTORY ?? 0) | (constants.O_NOFOLLOW ?? 0));
+  try {
+    await handle.sync();
+  } catch (error) {
+    // Some file systems cannot sync a directory (EINVAL); the entry is then as durable as they make it.
+    if (errnoCode(error) !== 'EINVAL') throw error;
+  } finally {
+    await handle.close();
   }
 }
 

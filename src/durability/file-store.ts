@@ -147,11 +147,14 @@ export class FileRunStore implements RunStore {
         'A resume would refuse to read it. Raise maxSnapshotBytes of FileRunStore if runs this large are expected.',
       );
     }
-    let root: string;
+    const journal = this.journalOf(runId);
+    let root: string | undefined;
     try {
       root = await this.root(true);
       await writeAtomically(root, path.join(root, file), bytes, file, { durable: true });
     } catch (error) {
+      // The run stops on a failed save: its journal is not appended to any more.
+      if (root !== undefined) this.journals.release(path.join(root, journal));
       throw this.failure(
         `Could not save the snapshot of run "${runId}"`,
         file,
@@ -159,9 +162,9 @@ export class FileRunStore implements RunStore {
         `Any previous snapshot there is intact. ${WRITE_TODO}`,
       );
     }
-    const journal = this.journalOf(runId);
     try {
-      await this.journals.reset(root, path.join(root, journal), journal);
+      // A finished run appends nothing more: its journal is closed, not kept open.
+      await this.journals.reset(root, path.join(root, journal), journal, snapshot.status === 'running');
     } catch (error) {
       throw this.failure(
         `Saved the snapshot of run "${runId}" but could not reset its journal`,

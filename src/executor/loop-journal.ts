@@ -146,11 +146,6 @@ export class ToolJournal {
     return calls.some((call) => this.entries.some((entry) => entry.callId === call.id && !entry.readOnly));
   }
 
-  /** Whether every call journaled is finished: the round's own checkpoint, made next, records them all. */
-  allFinished(): boolean {
-    return this.entries.every((entry) => entry.state === 'finished');
-  }
-
   /** Records a call's result as returned by the tool. */
   finish(invocation: ToolInvocation): void {
     const index = this.entries.findIndex((entry) => entry.callId === invocation.callId);

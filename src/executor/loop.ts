@@ -200,8 +200,7 @@ export class Loop {
         },
         finished: async (invocation) => {
           journal.finish(invocation);
-          // The last call of the round to return is recorded by the round's checkpoint, which follows at once.
-          if (!journal.allFinished()) await this.checkpoint();
+          await this.checkpoint();
         },
       },
     };
