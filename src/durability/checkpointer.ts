@@ -52,7 +52,8 @@ export function keepsJournal(
 }
 
 /**
- * Saves a run's snapshots one at a time, in order. Each save records the state at the time of the call: the mode's
+ * Saves a run's snapshots one at a time, in order: as a line appended to the run's journal when the store keeps one,
+ * between whole snapshots (see `#write`). Each save records the state at the time of the call: the mode's
  * state is copied then, and a loop checkpoint is already a copy the loop never changes (its messages are immutable),
  * so later changes of the run's objects never reach the store. While one snapshot is being written, later saves
  * collapse into the newest: a store only ever falls one write behind, and a save resolves once its state, or a newer
@@ -117,7 +118,7 @@ export class StoreCheckpointer implements RunCheckpointer {
 
   /**
    * Stores `snapshot`: as one entry appended to the run's journal when the store keeps one and the entry belongs
-   * there (see {@link StoreCheckpointer.#entryOf}), else as a whole snapshot, which starts the journal afresh.
+   * there (see `#entryOf`), else as a whole snapshot, which starts the journal afresh.
    */
   async #write(snapshot: RunSnapshot): Promise<void> {
     const { store, runId, seal, timeoutMs } = this.#init;

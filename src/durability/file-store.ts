@@ -1,8 +1,9 @@
 /**
  * The file run store: one run's snapshot in its workspace (`.harness/run.json`, the default store), or many runs'
- * snapshots in one directory. Saves are atomic and durable (temp file, fsync, rename, fsync of the directory), and
- * every file is reached without following symbolic links, so code running in the workspace cannot redirect a save
- * or a load elsewhere.
+ * snapshots in one directory, each with its journal beside it (`.harness/run.journal`, `<runId>.journal`). Saves are
+ * atomic and durable (temp file, fsync, rename, fsync of the directory), journal appends durable (one `fdatasync`),
+ * and every file is reached without following symbolic links, so code running in the workspace cannot redirect a
+ * save, an append or a load elsewhere.
  * @module
  */
 import { lstatSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { errnoCode } from '../workspace/file-errors.js';
 import { openNoFollowDir } from '../workspace/no-follow-dir.js';
 import { withCheckedEntry, writeAtomically } from '../workspace/safe-fs.js';
 import { JournalFiles } from './file-journal.js';
+import { encodeRunId, runIdOf } from './run-file-name.js';
 import { assertRunId, isRunId } from './run-id.js';
 import { snapshotChunks } from './snapshot-json.js';
 import { MAX_SNAPSHOT_BYTES, parseSnapshotText, snapshotCorrupt, snapshotTooLarge } from './snapshot-parse.js';
@@ -48,7 +50,8 @@ const READ_TODO = 'Check that the file and its directory are readable.';
  * run id encoded so that no id can name a file outside `dir`.
  *
  * `save` writes a temp file in the same directory, flushes it, renames it over the snapshot and flushes the
- * directory: after a crash `load` finds the previous or the new snapshot, never a mix. Every failure (permission,
+ * directory: after a crash `load` finds the previous or the new snapshot, never a mix; it then empties the run's
+ * journal, to which `appendJournal` appends the saves made until the next snapshot (see {@link RunStore.appendJournal}). Every failure (permission,
  * disk full, a symbolic link, an unreadable or non-JSON file) rejects with `store-failed`, naming the path; after a
  * failed save the previous snapshot is intact.
  *
@@ -368,28 +371,6 @@ async function readAtMost(readPath: string, limit: number, where: string): Promi
     return Buffer.concat(chunks, total);
   } finally {
     await handle.close();
-  }
-}
-
-/** A run id as a file name: lower-case letters, digits, `_` and `-` as they are, every other byte as `%xx`. */
-function encodeRunId(runId: string): string {
-  let encoded = '';
-  for (const byte of Buffer.from(runId, 'utf8')) {
-    const char = String.fromCharCode(byte);
-    encoded += /[a-z0-9_-]/.test(char) ? char : `%${byte.toString(16).padStart(2, '0')}`;
-  }
-  return encoded;
-}
-
-/** The run id a file of the store is named for; `undefined` for temp files and anything this store did not name. */
-function runIdOf(name: string): string | undefined {
-  if (!name.endsWith('.json')) return undefined;
-  const stem = name.slice(0, -'.json'.length);
-  try {
-    const runId = decodeURIComponent(stem);
-    return runId !== '' && encodeRunId(runId) === stem ? runId : undefined;
-  } catch {
-    return undefined;
   }
 }
 

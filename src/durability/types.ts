@@ -1,7 +1,7 @@
 /**
  * Durable runs: the store a run's snapshots go to, and the shapes a snapshot is made of. A run saves a snapshot after
- * every model response, every tool call's start and end, and every stage change; `harness.resume()` continues from
- * the last one. See docs/durability.md.
+ * every model response, every tool call's start and end, and every stage change (between whole snapshots, as lines of
+ * the run's journal when its store keeps one); `harness.resume()` continues from the last one. See docs/durability.md.
  * @module
  */
 import type { ContentPart, Message, Usage } from '../backend/types.js';
