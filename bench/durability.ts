@@ -1,9 +1,13 @@
 /**
- * The durability benchmark of issue 11: the crash test's scenario (3 subtasks, synthesis, a failed verification and
- * a repair, on a scripted backend with simulated latency) killed with SIGKILL at 30 seeded random points in child
- * processes and resumed each time until it finishes; then the same run in process, timing every snapshot save of
- * the default file store. Prints kills, resumes, re-done model and tool calls, interrupted calls, lost artifacts,
- * snapshot size and save time per step, for `durability: 'sync'` and the default `'async'`.
+ * The durability benchmark of issues 11 and 21: the crash test's scenario (3 subtasks, synthesis, a failed
+ * verification and a repair, on a scripted backend with simulated latency) killed with SIGKILL at 30 seeded points
+ * of the run in child processes (two of them before the first model call) and resumed each time until it finishes;
+ * before some resumes an external agent forges `.harness/run.json` or `.harness/run.journal` (every kind of
+ * forgeries.ts at least once), and the resume must refuse it. Then the same run in process, timing every write of
+ * the default file store (whole snapshots and journal appends), and the cost of a side-effecting step against a
+ * read-only one and a raw append + `fdatasync` (bench/step-cost.ts). Prints kills, resumes, lost runs, re-done model
+ * and tool calls, interrupted calls, lost artifacts, accepted forgeries, write sizes and times, for
+ * `durability: 'sync'` and the default `'async'`.
  *
  * Run it with `npm run bench` (the lead wires it into bench/index.ts) or `tsx bench/durability.ts`.
  */
@@ -14,22 +18,35 @@ import { pathToFileURL } from 'node:url';
 import { FileRunStore } from '../src/durability/file-store.js';
 import type { RunSnapshot, RunStore } from '../src/durability/types.js';
 import { runCrashCampaign } from '../tests/durability/fixtures/crash-driver.js';
+import { FORGERY_KINDS } from '../tests/durability/fixtures/forgeries.js';
 import { scenarioHarness, TASK } from '../tests/durability/fixtures/scenario.js';
+import { measureStepCost } from './step-cost.js';
 
 const KILLS = Number(process.env.DURABILITY_KILLS ?? 30);
 const SEED = 11;
 const LATENCY_MS = 12;
 
-/** A store that times each save of another. */
+/** A store that times each write of another: its whole snapshots and its journal appends. */
 class TimedStore implements RunStore {
   readonly saveMs: number[] = [];
   readonly sizes: number[] = [];
-  constructor(private readonly inner: RunStore) {}
+  readonly appendMs: number[] = [];
+  readonly appendSizes: number[] = [];
+  constructor(private readonly inner: FileRunStore) {}
   async save(runId: string, snapshot: RunSnapshot): Promise<void> {
     const started = performance.now();
     await this.inner.save(runId, snapshot);
     this.saveMs.push(performance.now() - started);
     this.sizes.push(Buffer.byteLength(JSON.stringify(snapshot)));
+  }
+  async appendJournal(runId: string, lines: readonly string[]): Promise<void> {
+    const started = performance.now();
+    await this.inner.appendJournal(runId, lines);
+    this.appendMs.push(performance.now() - started);
+    this.appendSizes.push(lines.reduce((sum, line) => sum + Buffer.byteLength(line) + 1, 0));
+  }
+  loadJournal(runId: string) {
+    return this.inner.loadJournal(runId);
   }
   load(runId: string) {
     return this.inner.load(runId);
@@ -70,7 +87,14 @@ export async function durabilityBench(): Promise<void> {
       const dir = path.join(root, durability);
       campaigns.set(
         durability,
-        await runCrashCampaign({ kills: KILLS, seed: SEED, latencyMs: LATENCY_MS, root: dir, durability }),
+        await runCrashCampaign({
+          kills: KILLS,
+          seed: SEED,
+          latencyMs: LATENCY_MS,
+          root: dir,
+          durability,
+          forgeries: FORGERY_KINDS.length,
+        }),
       );
     }
     type Figures = Awaited<ReturnType<typeof runCrashCampaign>>;
@@ -91,6 +115,7 @@ export async function durabilityBench(): Promise<void> {
       ),
       'runs (each killed until it finished)': row((f) => f.runs),
       resumes: row((f) => f.resumes),
+      'lost runs (a resume refused after a kill)': row((f) => f.lostRuns),
       're-done model calls (total / max per kill)': row(
         (f) => `${sum(f, (k) => k.redoneModelCalls)} / ${max(f, (k) => k.redoneModelCalls)}`,
       ),
@@ -102,7 +127,10 @@ export async function durabilityBench(): Promise<void> {
       'extra model / tool calls over an uninterrupted run': row((f) => `${f.extra.modelCalls} / ${f.extra.toolCalls}`),
       'deliverables different from an uninterrupted run': row((f) => f.differentDeliverables),
       'lost artifacts': row((f) => f.lostArtifacts),
-      'largest snapshot between kills (bytes)': row((f) => f.maxSnapshotBytes),
+      'writes started without a stored record of them': row((f) => sum(f, (k) => k.unrecordedWrites)),
+      'forgeries tried (kinds)': row((f) => `${f.forgeries.length} (${new Set(f.forgeries.map((g) => g.kind)).size})`),
+      'forgeries accepted': row((f) => f.forgeries.filter((g) => g.refusedWith === undefined).length),
+      'largest snapshot + journal between kills (bytes)': row((f) => f.maxSnapshotBytes),
     });
     console.log('Snapshots of one uninterrupted run (default file store, fsync on every save)');
     const timings = new Map<Durability, Awaited<ReturnType<typeof measureSaves>>>();
@@ -119,14 +147,31 @@ export async function durabilityBench(): Promise<void> {
       'model calls / tool calls per run': timed(
         () => `${campaigns.get('sync')?.baseline.modelCalls} / ${campaigns.get('sync')?.baseline.toolCalls}`,
       ),
-      'snapshots written per run': timed((t) => t.store.saveMs.length),
+      'snapshots / journal appends written per run': timed(
+        (t) => `${t.store.saveMs.length} / ${t.store.appendMs.length}`,
+      ),
       'snapshot size, median / max (bytes)': timed(
         (t) => `${percentile(t.store.sizes, 50)} / ${Math.max(...t.store.sizes)}`,
+      ),
+      'journal line size, median / max (bytes)': timed(
+        (t) => `${percentile(t.store.appendSizes, 50)} / ${Math.max(0, ...t.store.appendSizes)}`,
       ),
       'write time per snapshot, median / p95 (ms)': timed(
         (t) => `${percentile(t.store.saveMs, 50).toFixed(2)} / ${percentile(t.store.saveMs, 95).toFixed(2)}`,
       ),
+      'write time per journal append, median / p95 (ms)': timed(
+        (t) => `${percentile(t.store.appendMs, 50).toFixed(2)} / ${percentile(t.store.appendMs, 95).toFixed(2)}`,
+      ),
       'run time with / without snapshots (ms)': timed((t) => `${t.runMs.toFixed(0)} / ${t.unsavedMs.toFixed(0)}`),
+    });
+    const cost = await measureStepCost();
+    console.log('One step of a 100-step loop (zero-latency model, default file store, durability async; medians)');
+    console.table({
+      'read-only step (ms)': cost.readOnlyMs.toFixed(2),
+      'side-effecting step (ms)': cost.sideEffectMs.toFixed(2),
+      'ratio side-effecting / read-only': (cost.sideEffectMs / cost.readOnlyMs).toFixed(2),
+      'raw append + fdatasync, same disk (ms)': cost.rawAppendMs.toFixed(2),
+      'extra cost of a side effect, in raw appends': cost.extraAppends.toFixed(2),
     });
   } finally {
     await rm(root, { recursive: true, force: true });

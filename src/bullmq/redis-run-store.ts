@@ -1,6 +1,6 @@
 /**
- * `RedisRunStore`: run snapshots as JSON strings in Redis, one key per run, with an optional fence that lets only
- * the holder of a lock write.
+ * `RedisRunStore`: run snapshots as JSON strings in Redis, one key per run, each with a journal of the saves since it
+ * (one `APPEND` each), and an optional fence that lets only the holder of a lock write.
  * @module
  */
 import { assertRunId } from '../durability/run-id.js';
@@ -40,11 +40,21 @@ export interface RedisRunStoreOptions {
   fence?: WriteFence;
 }
 
-/** SET + SADD in one step; with a fence (KEYS[3]), nothing is written unless it holds ARGV[3]. */
+/**
+ * SET + SADD + DEL of the run's journal (KEYS[3], which the new snapshot replaces) in one step; with a fence (KEYS[4]),
+ * nothing is written unless it holds ARGV[3].
+ */
 const SAVE_SCRIPT = `
-if #KEYS == 3 and redis.call('GET', KEYS[3]) ~= ARGV[3] then return 0 end
+if #KEYS == 4 and redis.call('GET', KEYS[4]) ~= ARGV[3] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1])
 redis.call('SADD', KEYS[2], ARGV[2])
+redis.call('DEL', KEYS[3])
+return 1`;
+
+/** APPEND of journal lines to KEYS[1]; with a fence (KEYS[2]), nothing is written unless it holds ARGV[2]. */
+const APPEND_SCRIPT = `
+if #KEYS == 2 and redis.call('GET', KEYS[2]) ~= ARGV[2] then return 0 end
+redis.call('APPEND', KEYS[1], ARGV[1])
 return 1`;
 
 /** The store's snapshot secret: the one kept, else ARGV[1] kept from now on (one step, so racing workers agree). */
@@ -58,13 +68,14 @@ return ARGV[1]`;
 const SIZE_SCRIPT = `return redis.call('STRLEN', KEYS[1])`;
 
 const DELETE_SCRIPT = `
-redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[1], KEYS[3])
 redis.call('SREM', KEYS[2], ARGV[1])
 return 1`;
 
 /**
- * A {@link RunStore} in Redis: each snapshot is one JSON string (a save replaces it atomically), and a set lists
- * the run ids. Usable on its own with any ioredis-compatible client; `createRunWorker` builds one per job, fenced
+ * A {@link RunStore} in Redis: each snapshot is one JSON string (a save replaces it atomically, and drops the run's
+ * journal in the same step), the saves between two snapshots are lines appended to the run's journal string
+ * (`<prefix>:journal:<runId>`, one `APPEND` each), and a set lists the run ids. Usable on its own with any ioredis-compatible client; `createRunWorker` builds one per job, fenced
  * with the job's lock.
  *
  * @example
@@ -101,6 +112,12 @@ export class RedisRunStore implements RunStore {
     return `${this.#prefix}:run:${runId}`;
   }
 
+  /** The Redis key holding a run's journal (the saves since its snapshot, one line each): `<prefix>:journal:<runId>`. */
+  journalKeyOf(runId: string): string {
+    assertRunId(runId, 'RedisRunStore');
+    return `${this.#prefix}:journal:${runId}`;
+  }
+
   /** The Redis key holding the secret the store's snapshot keys are derived from: `<prefix>:snapshot-secret`. */
   get secretKey(): string {
     return `${this.#prefix}:snapshot-secret`;
@@ -127,7 +144,7 @@ export class RedisRunStore implements RunStore {
   }
 
   async save(runId: string, snapshot: RunSnapshot): Promise<void> {
-    const keys = [this.keyOf(runId), this.#indexKey];
+    const keys = [this.keyOf(runId), this.#indexKey, this.journalKeyOf(runId)];
     const json = snapshotJson(snapshot);
     if (Buffer.byteLength(json) > MAX_SNAPSHOT_BYTES) {
       throw new HarnessError(
@@ -143,13 +160,29 @@ export class RedisRunStore implements RunStore {
     const written = await this.#call(`save the snapshot of run "${runId}"`, () =>
       this.#client.eval(SAVE_SCRIPT, keys.length, ...keys, ...args),
     );
-    if (Number(written) !== 1) {
-      throw new HarnessError(
-        'store-failed',
-        `Refused to save the snapshot of run "${runId}": this process no longer holds the lock "${this.#fence?.key}" ` +
-          '(it expired or another worker took the job over). The newer snapshot in Redis is kept; this copy of the run stops.',
-      );
+    if (Number(written) !== 1) throw this.#fenced(runId);
+  }
+
+  /**
+   * Appends `lines` to the run's journal with one `APPEND` (fenced like `save`), each followed by a newline: one
+   * round trip per save between two snapshots, instead of the whole snapshot (see {@link RunStore.appendJournal}).
+   */
+  async appendJournal(runId: string, lines: readonly string[]): Promise<void> {
+    const keys = [this.journalKeyOf(runId)];
+    const args = [lines.map((line) => `${line}\n`).join('')];
+    if (this.#fence) {
+      keys.push(this.#fence.key);
+      args.push(this.#fence.token);
     }
+    const written = await this.#call(`append to the journal of run "${runId}"`, () =>
+      this.#client.eval(APPEND_SCRIPT, keys.length, ...keys, ...args),
+    );
+    if (Number(written) !== 1) throw this.#fenced(runId);
+  }
+
+  /** The run's journal, its size checked before it is fetched (`snapshot-corrupt` when over the snapshot limit). */
+  async loadJournal(runId: string): Promise<string | undefined> {
+    return this.#readBounded(this.journalKeyOf(runId), `the journal of run "${runId}"`);
   }
 
   /**
@@ -158,14 +191,9 @@ export class RedisRunStore implements RunStore {
    */
   async load(runId: string): Promise<RunSnapshot | undefined> {
     const key = this.keyOf(runId);
-    const where = `Redis key "${key}"`;
-    const size = Number(
-      await this.#call(`measure the snapshot of run "${runId}"`, () => this.#client.eval(SIZE_SCRIPT, 1, key)),
-    );
-    if (size > MAX_SNAPSHOT_BYTES) throw snapshotTooLarge(where, size);
-    const text = await this.#call(`load the snapshot of run "${runId}"`, () => this.#client.get(key));
-    if (text === null || text === undefined) return undefined;
-    return parseSnapshotText(Buffer.from(text, 'utf8'), where) as unknown as RunSnapshot;
+    const text = await this.#readBounded(key, `the snapshot of run "${runId}"`);
+    if (text === undefined) return undefined;
+    return parseSnapshotText(Buffer.from(text, 'utf8'), `Redis key "${key}"`) as unknown as RunSnapshot;
   }
 
   async list(): Promise<string[]> {
@@ -174,9 +202,25 @@ export class RedisRunStore implements RunStore {
   }
 
   async delete(runId: string): Promise<void> {
-    const keys = [this.keyOf(runId), this.#indexKey];
+    const keys = [this.keyOf(runId), this.#indexKey, this.journalKeyOf(runId)];
     await this.#call(`delete the snapshot of run "${runId}"`, () =>
       this.#client.eval(DELETE_SCRIPT, keys.length, ...keys, runId),
+    );
+  }
+
+  /** The string at `key`, its size checked first: one too large for a resume to read is not fetched at all. */
+  async #readBounded(key: string, what: string): Promise<string | undefined> {
+    const size = Number(await this.#call(`measure ${what}`, () => this.#client.eval(SIZE_SCRIPT, 1, key)));
+    if (size > MAX_SNAPSHOT_BYTES) throw snapshotTooLarge(`Redis key "${key}"`, size);
+    const text = await this.#call(`load ${what}`, () => this.#client.get(key));
+    return text === null || text === undefined ? undefined : text;
+  }
+
+  #fenced(runId: string): HarnessError {
+    return new HarnessError(
+      'store-failed',
+      `Refused to save the snapshot of run "${runId}": this process no longer holds the lock "${this.#fence?.key}" ` +
+        '(it expired or another worker took the job over). The newer snapshot in Redis is kept; this copy of the run stops.',
     );
   }
 

@@ -6,6 +6,8 @@
 import { HarnessError, toHarnessError } from '../errors.js';
 import type { LoopCheckpoint, OptionsFingerprint, RunCheckpointer, RunSnapshot, RunStore } from './types.js';
 import { LatestWriter } from '../util/latest-writer.js';
+import { JournalPosition } from './journal-entry.js';
+import { snapshotChunks } from './snapshot-json.js';
 import type { SnapshotSeal } from './snapshot-seal.js';
 import { LIBRARY_VERSION, SNAPSHOT_FORMAT } from './version.js';
 
@@ -34,9 +36,24 @@ export interface CheckpointerInit {
 }
 
 type Progress = Parameters<RunCheckpointer['save']>[0];
+type JournalAppend = NonNullable<RunStore['appendJournal']>;
 
 /**
- * Saves a run's snapshots one at a time, in order. Each save records the state at the time of the call: the mode's
+ * The journal is compacted into a new snapshot once it would hold more than this, or more than the snapshot itself
+ * if that is larger: small enough for a resume to read at once, large enough to spare a small run most rewrites.
+ */
+export const JOURNAL_MIN_BYTES = 256 * 1024;
+
+/** Whether `store` keeps a journal: it has both journal methods (see {@link RunStore.appendJournal}). @internal */
+export function keepsJournal(
+  store: RunStore,
+): store is RunStore & Required<Pick<RunStore, 'appendJournal' | 'loadJournal'>> {
+  return typeof store.appendJournal === 'function' && typeof store.loadJournal === 'function';
+}
+
+/**
+ * Saves a run's snapshots one at a time, in order: as a line appended to the run's journal when the store keeps one,
+ * between whole snapshots (see `#write`). Each save records the state at the time of the call: the mode's
  * state is copied then, and a loop checkpoint is already a copy the loop never changes (its messages are immutable),
  * so later changes of the run's objects never reach the store. While one snapshot is being written, later saves
  * collapse into the newest: a store only ever falls one write behind, and a save resolves once its state, or a newer
@@ -54,20 +71,14 @@ export class StoreCheckpointer implements RunCheckpointer {
   /** Aborted once the run has stopped. */
   readonly #stopped = new AbortController();
   #last: Progress | undefined;
+  /** What the store holds when it keeps a journal and has a snapshot of this run's: where the next entry goes. */
+  #position: JournalPosition | undefined;
 
   constructor(init: CheckpointerInit) {
     this.#init = init;
     this.#writer = new LatestWriter(async (snapshot) => {
-      // The finished snapshot is saved after the run stopped, bounded by the store timeout alone; any other save
-      // ends with the run's stop.
-      const signal = snapshot.status === 'finished' ? undefined : this.#stopped.signal;
       try {
-        await boundedStoreCall(() => init.store.save(init.runId, init.seal.seal(snapshot)), {
-          runId: init.runId,
-          operation: 'save',
-          timeoutMs: init.timeoutMs,
-          signal,
-        });
+        await this.#write(snapshot);
       } catch (error) {
         throw storeFailed(init.runId, 'save', error);
       }
@@ -103,6 +114,49 @@ export class StoreCheckpointer implements RunCheckpointer {
 
   idle(): Promise<void> {
     return this.#writer.idle();
+  }
+
+  /**
+   * Stores `snapshot`: as one entry appended to the run's journal when the store keeps one and the entry belongs
+   * there (see `#entryOf`), else as a whole snapshot, which starts the journal afresh.
+   */
+  async #write(snapshot: RunSnapshot): Promise<void> {
+    const { store, runId, seal, timeoutMs } = this.#init;
+    // The finished snapshot is saved after the run stopped, bounded by the store timeout alone; any other save ends
+    // with the run's stop.
+    const signal = snapshot.status === 'finished' ? undefined : this.#stopped.signal;
+    const bound = { runId, operation: 'save' as const, timeoutMs, signal };
+    const append = this.#entryOf(snapshot);
+    if (append) {
+      await boundedStoreCall(() => (store.appendJournal as JournalAppend)(runId, [append.line]), bound);
+      append.appended();
+      return;
+    }
+    const sealed = seal.seal(snapshot) as RunSnapshot & { mac: string };
+    // Until the new snapshot is stored, no entry may follow it: a failed save ends the writes anyway.
+    this.#position = undefined;
+    await boundedStoreCall(() => store.save(runId, sealed), bound);
+    if (keepsJournal(store) && sealed.status === 'running') {
+      const bytes = snapshotChunks(sealed).reduce((sum, chunk) => sum + chunk.length, 0);
+      this.#position = new JournalPosition(sealed, bytes);
+    }
+  }
+
+  /**
+   * The sealed journal line that records `snapshot`, if it is to be appended: the store keeps a journal and holds a
+   * snapshot of this run's (written by this checkpointer), no loop ended since (a stage boundary: the journal is
+   * compacted into a snapshot there), and the journal stays below the size of its snapshot (at least
+   * {@link JOURNAL_MIN_BYTES}), so a resume never reads more than about twice a snapshot.
+   */
+  #entryOf(snapshot: RunSnapshot): { line: string; appended: () => void } | undefined {
+    const position = this.#position;
+    if (!position || snapshot.status !== 'running') return undefined;
+    const next = position.next(snapshot);
+    if (!next) return undefined;
+    const line = this.#init.seal.sealLine(next.entry);
+    const bytes = Buffer.byteLength(line) + 1;
+    if (position.bytes + bytes > Math.max(JOURNAL_MIN_BYTES, position.snapshotBytes)) return undefined;
+    return { line, appended: () => next.appended(bytes) };
   }
 
   #snapshot(status: RunSnapshot['status'], progress: Progress, result?: unknown): RunSnapshot {

@@ -1,8 +1,9 @@
 /**
  * The file run store: one run's snapshot in its workspace (`.harness/run.json`, the default store), or many runs'
- * snapshots in one directory. Saves are atomic and durable (temp file, fsync, rename, fsync of the directory), and
- * every file is reached without following symbolic links, so code running in the workspace cannot redirect a save
- * or a load elsewhere.
+ * snapshots in one directory, each with its journal beside it (`.harness/run.journal`, `<runId>.journal`). Saves are
+ * atomic and durable (temp file, fsync, rename, fsync of the directory), journal appends durable (one `fdatasync`),
+ * and every file is reached without following symbolic links, so code running in the workspace cannot redirect a
+ * save, an append or a load elsewhere.
  * @module
  */
 import { lstatSync } from 'node:fs';
@@ -12,6 +13,8 @@ import { HarnessError } from '../errors.js';
 import { errnoCode } from '../workspace/file-errors.js';
 import { openNoFollowDir } from '../workspace/no-follow-dir.js';
 import { withCheckedEntry, writeAtomically } from '../workspace/safe-fs.js';
+import { JournalFiles } from './file-journal.js';
+import { encodeRunId, runIdOf } from './run-file-name.js';
 import { assertRunId, isRunId } from './run-id.js';
 import { snapshotChunks } from './snapshot-json.js';
 import { MAX_SNAPSHOT_BYTES, parseSnapshotText, snapshotCorrupt, snapshotTooLarge } from './snapshot-parse.js';
@@ -35,6 +38,7 @@ const IN_WORKSPACE = Symbol('in-workspace');
 const WORKSPACE_DIR = '.harness';
 const NEWLINE = Buffer.from('\n');
 const WORKSPACE_FILE = 'run.json';
+const JOURNAL_EXTENSION = '.journal';
 /** File names stay well below the usual 255-byte limit (upper-case letters and dots are encoded as `%xx`). */
 const MAX_ENCODED_ID = 200;
 const WRITE_TODO = 'Check that the directory is writable and the disk not full.';
@@ -46,7 +50,8 @@ const READ_TODO = 'Check that the file and its directory are readable.';
  * run id encoded so that no id can name a file outside `dir`.
  *
  * `save` writes a temp file in the same directory, flushes it, renames it over the snapshot and flushes the
- * directory: after a crash `load` finds the previous or the new snapshot, never a mix. Every failure (permission,
+ * directory: after a crash `load` finds the previous or the new snapshot, never a mix; it then empties the run's
+ * journal, to which `appendJournal` appends the saves made until the next snapshot (see {@link RunStore.appendJournal}). Every failure (permission,
  * disk full, a symbolic link, an unreadable or non-JSON file) rejects with `store-failed`, naming the path; after a
  * failed save the previous snapshot is intact.
  *
@@ -62,6 +67,7 @@ export class FileRunStore implements RunStore {
   private readonly maxBytes: number;
   // The directory with links resolved once: the no-follow walk starts from a real directory.
   private realDir: Promise<string> | undefined;
+  private readonly journals = new JournalFiles();
 
   constructor(options: FileRunStoreOptions) {
     const dir = (options as Partial<FileRunStoreOptions> | undefined)?.dir;
@@ -88,6 +94,14 @@ export class FileRunStore implements RunStore {
   /** The absolute path of the run's snapshot file. */
   pathOf(runId: string): string {
     return path.join(this.dir, this.fileOf(runId));
+  }
+
+  /**
+   * The absolute path of the run's journal: `.harness/run.journal` in the workspace, `<runId>.journal` beside the
+   * snapshot in a store directory.
+   */
+  journalPathOf(runId: string): string {
+    return path.join(this.dir, this.journalOf(runId));
   }
 
   /**
@@ -136,10 +150,14 @@ export class FileRunStore implements RunStore {
         'A resume would refuse to read it. Raise maxSnapshotBytes of FileRunStore if runs this large are expected.',
       );
     }
+    const journal = this.journalOf(runId);
+    let root: string | undefined;
     try {
-      const root = await this.root(true);
+      root = await this.root(true);
       await writeAtomically(root, path.join(root, file), bytes, file, { durable: true });
     } catch (error) {
+      // The run stops on a failed save: its journal is not appended to any more.
+      if (root !== undefined) this.journals.release(path.join(root, journal));
       throw this.failure(
         `Could not save the snapshot of run "${runId}"`,
         file,
@@ -147,6 +165,42 @@ export class FileRunStore implements RunStore {
         `Any previous snapshot there is intact. ${WRITE_TODO}`,
       );
     }
+    try {
+      // A finished run appends nothing more: its journal is closed, not kept open.
+      await this.journals.reset(root, path.join(root, journal), journal, snapshot.status === 'running');
+    } catch (error) {
+      throw this.failure(
+        `Saved the snapshot of run "${runId}" but could not reset its journal`,
+        journal,
+        error,
+        WRITE_TODO,
+      );
+    }
+  }
+
+  /**
+   * Appends `lines` to the run's journal, each followed by a newline, and flushes them to disk with one `fdatasync`
+   * (see {@link RunStore.appendJournal}). The journal lives beside the snapshot and is reached the same way, without
+   * following links.
+   */
+  async appendJournal(runId: string, lines: readonly string[]): Promise<void> {
+    const journal = this.journalOf(runId);
+    const bytes = Buffer.from(lines.map((line) => `${line}\n`).join(''), 'utf8');
+    try {
+      const root = await this.root(true);
+      await this.journals.append(root, path.join(root, journal), journal, bytes);
+    } catch (error) {
+      throw this.failure(`Could not append to the journal of run "${runId}"`, journal, error, WRITE_TODO);
+    }
+  }
+
+  /**
+   * The run's journal as text, or `undefined` when there is none: read as untrusted input, its size checked against
+   * the store's `maxSnapshotBytes` before it is read (`snapshot-corrupt` when larger).
+   */
+  async loadJournal(runId: string): Promise<string | undefined> {
+    const bytes = await this.readBounded(this.journalOf(runId));
+    return bytes?.toString('utf8');
   }
 
   /** The run's last snapshot, or `undefined` when there is none (in the workspace store: none of that run). */
@@ -191,18 +245,27 @@ export class FileRunStore implements RunStore {
       const current = await this.read(file).catch(() => undefined);
       if (current && current.runId !== runId) return;
     }
+    let root: string;
     try {
-      const root = await this.root(false);
+      root = await this.root(false);
       const segments = path.dirname(file) === '.' ? [] : [path.dirname(file)];
       const dir = await openNoFollowDir(root, segments, file, { create: false });
       try {
-        await unlink(path.join(dir.readPath, path.basename(file)));
+        await unlink(path.join(dir.readPath, path.basename(file))).catch((error: unknown) => {
+          if (!isMissing(error)) throw error;
+        });
       } finally {
         await dir.close().catch(() => undefined);
       }
     } catch (error) {
       if (isMissing(error)) return;
       throw this.failure(`Could not delete the snapshot of run "${runId}"`, file, error, WRITE_TODO);
+    }
+    const journal = this.journalOf(runId);
+    try {
+      await this.journals.remove(root, path.join(root, journal), journal);
+    } catch (error) {
+      throw this.failure(`Could not delete the journal of run "${runId}"`, journal, error, WRITE_TODO);
     }
   }
 
@@ -220,16 +283,34 @@ export class FileRunStore implements RunStore {
     return `${encoded}.json`;
   }
 
+  /** The run's journal file, relative to the store's directory: its snapshot file's name with `.journal`. */
+  private journalOf(runId: string): string {
+    const file = this.fileOf(runId);
+    return `${file.slice(0, -path.extname(file).length)}${JOURNAL_EXTENSION}`;
+  }
+
   /**
    * Reads and parses a snapshot file as untrusted input (size checked before reading, then bounded parsing, see
    * {@link parseSnapshotText}); `undefined` when there is none. A file that cannot be a snapshot is `snapshot-corrupt`.
    */
   private async read(file: string): Promise<RunSnapshot | undefined> {
     const where = path.join(this.dir, file);
-    let bytes: Buffer | undefined;
+    const bytes = await this.readBounded(file);
+    if (bytes === undefined) return undefined;
+    const value = parseSnapshotText(bytes, where, this.maxBytes);
+    if (typeof value.runId !== 'string') throw snapshotCorrupt(where, 'it has no "runId"');
+    return value as unknown as RunSnapshot;
+  }
+
+  /**
+   * The bytes of `file` (relative to the store's directory), reached without following links, its size checked
+   * against `maxSnapshotBytes` before it is read (`snapshot-corrupt` when larger); `undefined` when there is none.
+   */
+  private async readBounded(file: string): Promise<Buffer | undefined> {
+    const where = path.join(this.dir, file);
     try {
       const root = await this.root(false);
-      bytes = await withCheckedEntry(root, path.join(root, file), file, async (readPath, stats) => {
+      return await withCheckedEntry(root, path.join(root, file), file, async (readPath, stats) => {
         if (stats.isDirectory()) throw snapshotCorrupt(where, 'a directory stands there');
         if (stats.size > this.maxBytes) throw snapshotTooLarge(where, stats.size, this.maxBytes);
         return readAtMost(readPath, this.maxBytes, where);
@@ -239,10 +320,6 @@ export class FileRunStore implements RunStore {
       if (HarnessError.isInstance(error) && error.code === 'snapshot-corrupt') throw error;
       throw this.failure('Could not read a run snapshot', file, error, READ_TODO);
     }
-    if (bytes === undefined) return undefined;
-    const value = parseSnapshotText(bytes, where, this.maxBytes);
-    if (typeof value.runId !== 'string') throw snapshotCorrupt(where, 'it has no "runId"');
-    return value as unknown as RunSnapshot;
   }
 
   /** The store's directory, links resolved; `create` makes it (and its parents) when missing. */
@@ -294,28 +371,6 @@ async function readAtMost(readPath: string, limit: number, where: string): Promi
     return Buffer.concat(chunks, total);
   } finally {
     await handle.close();
-  }
-}
-
-/** A run id as a file name: lower-case letters, digits, `_` and `-` as they are, every other byte as `%xx`. */
-function encodeRunId(runId: string): string {
-  let encoded = '';
-  for (const byte of Buffer.from(runId, 'utf8')) {
-    const char = String.fromCharCode(byte);
-    encoded += /[a-z0-9_-]/.test(char) ? char : `%${byte.toString(16).padStart(2, '0')}`;
-  }
-  return encoded;
-}
-
-/** The run id a file of the store is named for; `undefined` for temp files and anything this store did not name. */
-function runIdOf(name: string): string | undefined {
-  if (!name.endsWith('.json')) return undefined;
-  const stem = name.slice(0, -'.json'.length);
-  try {
-    const runId = decodeURIComponent(stem);
-    return runId !== '' && encodeRunId(runId) === stem ? runId : undefined;
-  } catch {
-    return undefined;
   }
 }
 

@@ -50,6 +50,15 @@ export function snapshotTooLarge(where: string, bytes: number, limit = MAX_SNAPS
 export function parseSnapshotText(bytes: Buffer, where: string, limit = MAX_SNAPSHOT_BYTES): Record<string, unknown> {
   if (bytes.length > limit) throw snapshotTooLarge(where, bytes.length, limit);
   checkNesting(bytes, where);
+  return parseCheckedObject(bytes, where);
+}
+
+/**
+ * Parses one JSON object of text whose nesting and number of objects were already bounded (by
+ * {@link checkNesting} over the text it is part of), refusing prototype keys as {@link parseSnapshotText} does.
+ * @internal
+ */
+export function parseCheckedObject(bytes: Buffer, where: string): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(bytes.toString('utf8'), refusePrototypeKeys);
@@ -64,8 +73,13 @@ export function parseSnapshotText(bytes: Buffer, where: string, limit = MAX_SNAP
   return value as Record<string, unknown>;
 }
 
-/** One pass over the bytes, outside strings: the depth of nesting and the number of objects and arrays. */
-function checkNesting(bytes: Buffer, where: string): void {
+/**
+ * One pass over the bytes, outside strings: the depth of nesting and the number of objects and arrays, bounded by
+ * {@link MAX_SNAPSHOT_DEPTH} and {@link MAX_SNAPSHOT_CONTAINERS} (over all the JSON texts `bytes` holds, one after
+ * the other, as a journal does).
+ * @internal
+ */
+export function checkNesting(bytes: Buffer, where: string): void {
   let depth = 0;
   let containers = 0;
   let inString = false;

@@ -16,7 +16,8 @@ const ContentSchema = z.union([
   z.array(z.union([z.strictObject({ type: z.literal('text'), text: z.string() }), ImageSchema])),
 ]);
 const ToolCallSchema = z.strictObject({ id: z.string(), name: z.string(), arguments: z.string() });
-const MessageSchema = z.discriminatedUnion('role', [
+/** One dialogue message, field for field (`Message`). @internal */
+export const MessageSchema = z.discriminatedUnion('role', [
   z.strictObject({ role: z.literal('system'), content: z.string() }),
   z.strictObject({ role: z.literal('user'), content: ContentSchema }),
   z.strictObject({ role: z.literal('assistant'), content: z.string(), toolCalls: z.array(ToolCallSchema).optional() }),

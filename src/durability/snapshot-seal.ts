@@ -12,6 +12,8 @@ import type { RunSnapshot, RunStore } from './types.js';
 
 /** Separates the derivation of run keys from any other use of the secret. */
 const KEY_CONTEXT = 'horizon-harness/snapshot-key/v1\u0000';
+/** Separates the key of a run's journal lines from that of its snapshots: neither passes for the other. */
+const JOURNAL_CONTEXT = 'horizon-harness/journal-key/v1';
 const MAC = /^[0-9a-f]{64}$/;
 
 /** What a run's seal is made from. @internal */
@@ -28,6 +30,7 @@ export interface SealInit {
 /** Seals the snapshots of one run and checks those loaded for it. @internal */
 export class SnapshotSeal {
   readonly #key: Buffer;
+  readonly #journalKey: Buffer;
   /** Where the secret came from, in words. */
   readonly source: string;
   /** Set when snapshots sealed here can be checked by this process only. */
@@ -35,6 +38,7 @@ export class SnapshotSeal {
 
   private constructor(key: Buffer, secret: SnapshotSecret) {
     this.#key = key;
+    this.#journalKey = hmac(key, [Buffer.from(JOURNAL_CONTEXT, 'utf8')]);
     this.source = secret.source;
     this.warning = secret.warning;
   }
@@ -61,6 +65,30 @@ export class SnapshotSeal {
     const closed = Buffer.concat([last.subarray(0, last.length - 1), Buffer.from(`,"mac":"${mac}"}`, 'utf8')]);
     registerChunks(sealed, [...chunks.slice(0, -1), closed]);
     return sealed;
+  }
+
+  /**
+   * One journal line (no newline) of `entry`: its JSON with `mac` added as the last field, the HMAC of the JSON under
+   * the run's journal key. Throws what `JSON.stringify` throws (a value that is not plain JSON).
+   */
+  sealLine(entry: object): string {
+    const json = JSON.stringify(entry);
+    const mac = hmac(this.#journalKey, [Buffer.from(json, 'utf8')]).toString('hex');
+    return `${json.slice(0, -1)},"mac":"${mac}"}`;
+  }
+
+  /**
+   * Whether the parsed journal line `line` carries the `mac` the run's journal key gives its other fields (their JSON
+   * is the very text sealed, as for snapshots: see {@link SnapshotSeal.check}).
+   */
+  lineIsSealed(line: Record<string, unknown>): boolean {
+    const { mac, ...bare } = line;
+    if (typeof mac !== 'string' || !MAC.test(mac)) return false;
+    const { timingSafeEqual } = process.getBuiltinModule('node:crypto');
+    return timingSafeEqual(
+      Buffer.from(mac, 'hex'),
+      hmac(this.#journalKey, [Buffer.from(JSON.stringify(bare), 'utf8')]),
+    );
   }
 
   /**

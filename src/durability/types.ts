@@ -1,7 +1,7 @@
 /**
  * Durable runs: the store a run's snapshots go to, and the shapes a snapshot is made of. A run saves a snapshot after
- * every model response, every tool call's start and end, and every stage change; `harness.resume()` continues from
- * the last one. See docs/durability.md.
+ * every model response, every tool call's start and end, and every stage change (between whole snapshots, as lines of
+ * the run's journal when its store keeps one); `harness.resume()` continues from the last one. See docs/durability.md.
  * @module
  */
 import type { ContentPart, Message, Usage } from '../backend/types.js';
@@ -29,6 +29,22 @@ export interface RunStore {
    * docs/durability.md, "Tamper-evident snapshots").
    */
   snapshotSecret?(): Promise<Uint8Array | undefined>;
+  /**
+   * Optional, with {@link RunStore.loadJournal}: appends `lines` (JSON texts without a newline, sealed by the
+   * harness) to the run's journal, each followed by `\n`, and resolves once they are durable (one `fdatasync` in the
+   * file store, one `APPEND` in Redis). Between two snapshots the harness records each save as one such line instead
+   * of writing the whole snapshot again: declaring a side-effecting tool call costs one append. `save` must discard
+   * the journal (with the new snapshot, or right after it: lines of an earlier snapshot are ignored), and `delete`
+   * remove it. After a crash in the middle of an append, a last line cut short may remain: the harness ignores it. A
+   * store without these methods gets every save as a whole snapshot, as before.
+   */
+  appendJournal?(runId: string, lines: readonly string[]): Promise<void>;
+  /**
+   * Optional, with {@link RunStore.appendJournal}: the run's journal as appended since its last `save`, or
+   * `undefined` when there is none. A store should refuse (`snapshot-corrupt`) a journal larger than the snapshots it
+   * reads before reading it; the harness checks the text it gets as untrusted input (size, nesting, seal, shape).
+   */
+  loadJournal?(runId: string): Promise<string | undefined>;
 }
 
 /**

@@ -39,11 +39,16 @@ export const INTERRUPTED_OBSERVATION =
 
 /**
  * Hands checkpoints to `onCheckpoint` one at a time, in the order they were made; checkpoints made while one is being
- * saved collapse into the newest, saved next. After one rejection every later save rejects with the same error
- * without calling it again: a store that failed once must not record a later state over a gap.
+ * saved collapse into the newest, saved next. A checkpoint nobody waits for may be handed over a moment later (see
+ * {@link CheckpointSaver.save}). After one rejection every later save rejects with the same error without calling it
+ * again: a store that failed once must not record a later state over a gap.
  */
 export class CheckpointSaver {
   private readonly writer: LatestWriter<LoopCheckpoint>;
+  /** The newest checkpoint saved `later`, not handed over yet, and the promise its save returned. */
+  private deferred:
+    | { checkpoint: LoopCheckpoint; settle: Settle; done: Promise<void>; timer: NodeJS.Immediate }
+    | undefined;
 
   constructor(onCheckpoint: (checkpoint: LoopCheckpoint) => Promise<void>) {
     this.writer = new LatestWriter(async (checkpoint) => {
@@ -57,19 +62,58 @@ export class CheckpointSaver {
 
   /** Saves nothing more (a stopped loop's state must not be recorded after it stopped); a save in progress ends. */
   close(): void {
+    const deferred = this.takeDeferred();
+    deferred?.settle.resolve();
     this.writer.close();
   }
 
   /** Settles (never rejects) once every checkpoint handed over so far is saved or refused. */
   idle(): Promise<void> {
+    this.flush();
     return this.writer.idle();
   }
 
-  /** Resolves once `checkpoint` (or a newer one) is saved; rejects with the save's error (`store-failed` by default). */
-  save(checkpoint: LoopCheckpoint): Promise<void> {
-    return this.writer.push(checkpoint);
+  /**
+   * Resolves once `checkpoint` (or a newer one) is saved; rejects with the save's error (`store-failed` by default).
+   * With `later` (a save the loop does not wait for), it is handed over once the loop's current turn of the event
+   * loop is done, unless a newer checkpoint comes first and takes its place: a loop whose next step comes at once (its
+   * model answered from a cache) then writes one entry where it would write two, and a step that must wait for its
+   * save (a side effect's start) never waits behind a save it does not need.
+   */
+  save(checkpoint: LoopCheckpoint, later = false): Promise<void> {
+    if (later) {
+      if (this.deferred) {
+        this.deferred.checkpoint = checkpoint;
+        return this.deferred.done;
+      }
+      let settle: Settle = { resolve: () => undefined, reject: () => undefined };
+      const done = new Promise<void>((resolve, reject) => {
+        settle = { resolve, reject };
+      });
+      this.deferred = { checkpoint, settle, done, timer: setImmediate(() => this.flush()) };
+      return done;
+    }
+    const covered = this.takeDeferred();
+    const saving = this.writer.push(checkpoint);
+    if (covered) saving.then(covered.settle.resolve, covered.settle.reject);
+    return saving;
+  }
+
+  /** Hands the deferred checkpoint over now, if there is one. */
+  private flush(): void {
+    const deferred = this.takeDeferred();
+    if (deferred) this.writer.push(deferred.checkpoint).then(deferred.settle.resolve, deferred.settle.reject);
+  }
+
+  private takeDeferred(): CheckpointSaver['deferred'] {
+    const deferred = this.deferred;
+    this.deferred = undefined;
+    if (deferred) clearImmediate(deferred.timer);
+    return deferred;
   }
 }
+
+type Settle = { resolve: () => void; reject: (error: unknown) => void };
 
 /** The tool calls of the reply being worked on: `started` before a call runs, `finished` with its result after. */
 export class ToolJournal {

@@ -319,7 +319,7 @@ export class Loop {
     const stored = mustBeStored || this.input.durability === 'sync';
     const { purpose, scope } = this.input;
     const checkpoint = { purpose, scope, ...copyProgress(this.progress), toolCalls: this.journal.snapshot() };
-    const saving = this.saver.save(checkpoint).catch((error: unknown) => {
+    const saving = this.saver.save(checkpoint, !stored).catch((error: unknown) => {
       const failure = toHarnessError(error, 'store-failed');
       this.halt('failed', failure);
       throw failure;

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { boundedStoreCall, StoreCheckpointer } from '../durability/checkpointer.js';
 import { storeFailed } from '../durability/checkpointer.js';
 import { FileRunStore } from '../durability/file-store.js';
+import { journalPlaceOf, withJournal } from '../durability/journal-replay.js';
 import { assertResumable, type ResumeTarget } from '../durability/snapshot-check.js';
 import { snapshotCorrupt } from '../durability/snapshot-parse.js';
 import { snapshotShapeProblem } from '../durability/snapshot-schema.js';
@@ -184,7 +185,12 @@ export async function loadSnapshot(
   assertResumable(raw, check.target);
   const problem = snapshotShapeProblem(raw);
   if (problem) throw snapshotCorrupt(where, problem);
-  return withJournalFlagsOf(raw, check.registry);
+  // The saves since the snapshot, as its store journaled them: checked as strictly, then the whole checked again.
+  const journal = journalPlaceOf(source.store, runId, source.where);
+  const current = await withJournal(raw, source.store, check.seal, journal, bound);
+  const replayed = current === raw ? undefined : snapshotShapeProblem(current);
+  if (replayed) throw snapshotCorrupt(journal, replayed);
+  return withJournalFlagsOf(current, check.registry);
 }
 
 /** Where the run's snapshot is, for messages: the file of a file store, else the store as `resume()` named it. */

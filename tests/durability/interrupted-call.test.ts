@@ -22,12 +22,18 @@ const writeReport = defineTool({
   execute: async ({ path }) => `writing ${path}…`,
 });
 
-function harnessOf(dir: string, store: MemoryRunStore, backend: ScriptedBackend): Harness {
+function harnessOf(
+  dir: string,
+  store: MemoryRunStore,
+  backend: ScriptedBackend,
+  durability: 'sync' | 'async' = 'async',
+): Harness {
   return createHarness({
     backend,
     tools: [writeReport],
     workspace: dir,
     store,
+    durability,
     decomposition: false,
     limits: { repairAttempts: 0 },
   });
@@ -38,8 +44,9 @@ async function crashInsideTheWrite(dir: string, store: MemoryRunStore): Promise<
   store.freezeWhen = (s) =>
     s.loops?.some((loop) => loop.toolCalls.some((c) => c.toolName === 'write_to_file' && c.state === 'started')) ??
     false;
+  // With durability 'async', the failed save behind the loop may stop it only after its next model call.
   const backend = new ScriptedBackend({
-    execute: [toolCall('write_to_file', { path: 'report.md', content: CONTENT }, 'call-write')],
+    execute: [toolCall('write_to_file', { path: 'report.md', content: CONTENT }, 'call-write'), submit('Written.')],
   });
   const stopped = await harnessOf(dir, store, backend).run({ task: TASK, runId: 'r1' });
   expect(stopped.error?.code).toBe('store-failed');
@@ -81,9 +88,10 @@ describe('harness.resume(): a call a crash interrupted', () => {
     const store = new MemoryRunStore();
     await crashInsideTheWrite(dir, store);
 
-    // The first resume answers the call as interrupted, then stops while the model is asked what to do next.
+    // The first resume answers the call as interrupted, then stops while the model is asked what to do next (with
+    // durability 'sync', the round's checkpoint holding the answer is stored before that call).
     const second = new ScriptedBackend({ execute: [submit('never sent')] });
-    const resumed = harnessOf(dir, store, second);
+    const resumed = harnessOf(dir, store, second, 'sync');
     const controller = new AbortController();
     resumed.on('llm-request', () => controller.abort());
     const stopped = await resumed.resume('r1', { signal: controller.signal });

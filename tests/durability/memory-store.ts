@@ -38,3 +38,29 @@ export class MemoryRunStore implements RunStore {
     return json === undefined ? undefined : (JSON.parse(json) as RunSnapshot);
   }
 }
+
+/** A {@link MemoryRunStore} that keeps a journal too: lines appended after each snapshot, dropped by the next save. */
+export class MemoryJournalStore extends MemoryRunStore {
+  readonly journals = new Map<string, string>();
+  appends = 0;
+
+  override async save(runId: string, snapshot: RunSnapshot): Promise<void> {
+    await super.save(runId, snapshot);
+    this.journals.delete(runId);
+  }
+
+  async appendJournal(runId: string, lines: readonly string[]): Promise<void> {
+    this.appends += 1;
+    if (this.failSavesWith) throw this.failSavesWith;
+    this.journals.set(runId, `${this.journals.get(runId) ?? ''}${lines.map((line) => `${line}\n`).join('')}`);
+  }
+
+  async loadJournal(runId: string): Promise<string | undefined> {
+    return this.journals.get(runId);
+  }
+
+  override async delete(runId: string): Promise<void> {
+    await super.delete(runId);
+    this.journals.delete(runId);
+  }
+}

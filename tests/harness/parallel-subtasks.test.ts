@@ -295,6 +295,9 @@ describe('parallel subtasks', () => {
     // In the first run, A and B wait for each other after their lookups, so that a snapshot holds both loops.
     const barrier = { waiting: new Set<number>(), open: gate(), on: true };
     const model = async (request: GenerateRequest): Promise<GenerateResult> => {
+      // A turn of the event loop, as a real model call takes: the saves a loop does not wait for are handed over at
+      // the end of their turn, so without it a loop's state after its lookup collapses into the next one's.
+      await new Promise((resolve) => setImmediate(resolve));
       if (request.purpose === 'plan') {
         return planWith(
           { title: 'A', dependsOn: [] },

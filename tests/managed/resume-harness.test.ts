@@ -58,6 +58,23 @@ function managedHarness(dir: string, writes: string[]) {
   });
 }
 
+/**
+ * What the default store holds of the run in `dir`: its snapshot with the journal lines that follow it applied (each
+ * line carries the loops in progress and the state when it changed; see src/durability/journal-entry.ts).
+ */
+async function storedState(dir: string): Promise<Record<string, unknown>> {
+  const snapshot = JSON.parse(await readFile(path.join(dir, '.harness/run.json'), 'utf8'));
+  const journal = await readFile(path.join(dir, '.harness/run.journal'), 'utf8').catch(() => '');
+  let current = snapshot;
+  for (const line of journal.split('\n').slice(0, -1)) {
+    const entry = JSON.parse(line);
+    if (entry.base !== snapshot.mac) continue;
+    current = { ...current, savedAt: entry.savedAt, seq: entry.seq, loops: entry.loops };
+    if ('state' in entry) current.state = entry.state;
+  }
+  return current;
+}
+
 describe('harness.resume() of a managed run', () => {
   it('finishes a managed run stopped by abort mid-execution, without doing its executor work again', async () => {
     const dir = await tempDir();
@@ -73,7 +90,7 @@ describe('harness.resume() of a managed run', () => {
     await first.close();
     expect(stopped.status).toBe('aborted');
     expect(writes).toEqual(['report.md']);
-    const snapshot = JSON.parse(await readFile(path.join(dir, '.harness/run.json'), 'utf8'));
+    const snapshot = await storedState(dir);
     expect(snapshot).toMatchObject({ mode: 'managed', status: 'running', loops: [{ scope: 'execute-1' }] });
     expect((snapshot.state as ManagedSnapshotState).position).toMatchObject({ stage: 'execute', round: 1 });
 
