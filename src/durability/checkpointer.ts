@@ -44,6 +44,12 @@ type JournalAppend = NonNullable<RunStore['appendJournal']>;
  */
 export const JOURNAL_MIN_BYTES = 256 * 1024;
 
+/**
+ * Milliseconds a run that was stopped (by `limits.timeoutMs`) waits at most for its finished snapshot: a working store
+ * saves it in far less, one that does not answer must not hold the stopped run for `storeTimeoutMs`.
+ */
+export const STOPPED_RUN_FINISH_MS = 1_000;
+
 /** Whether `store` keeps a journal: it has both journal methods (see {@link RunStore.appendJournal}). @internal */
 export function keepsJournal(
   store: RunStore,
@@ -122,10 +128,17 @@ export class StoreCheckpointer implements RunCheckpointer {
    */
   async #write(snapshot: RunSnapshot): Promise<void> {
     const { store, runId, seal, timeoutMs } = this.#init;
-    // The finished snapshot is saved after the run stopped, bounded by the store timeout alone; any other save ends
-    // with the run's stop.
-    const signal = snapshot.status === 'finished' ? undefined : this.#stopped.signal;
-    const bound = { runId, operation: 'save' as const, timeoutMs, signal };
+    // Any save but the finished one ends with the run's stop. The finished snapshot is saved after the run ended:
+    // bounded by the store timeout when it ended on its own, by a short grace when a stop (its time limit) ended it,
+    // so that a store that does not answer cannot hold a stopped run past its limits by more than that.
+    const finished = snapshot.status === 'finished';
+    const signal = finished ? undefined : this.#stopped.signal;
+    const bound = {
+      runId,
+      operation: 'save' as const,
+      timeoutMs: finished && this.#stopped.signal.aborted ? Math.min(timeoutMs, STOPPED_RUN_FINISH_MS) : timeoutMs,
+      signal,
+    };
     const append = this.#entryOf(snapshot);
     if (append) {
       await boundedStoreCall(() => (store.appendJournal as JournalAppend)(runId, [append.line]), bound);

@@ -35,13 +35,14 @@ export async function fingerprintWorkspace(root: string): Promise<Fingerprint> {
 /**
  * Files the harness itself writes under `.harness/` while a role runs: the memory layer's saved outputs (discarded
  * around every stage) and the run's event log; with `snapshot`, also the run's snapshot and the temporary files of its
- * atomic writes, which the built-in executor saves between its steps (sealed: a resume refuses one it did not write).
+ * atomic writes and its journal, which the built-in executor saves between its steps (sealed: a resume refuses what it
+ * did not write).
  */
 function writtenByHarness(snapshot: boolean): (relative: string) => boolean {
   return (relative) => {
     const inside = relative.slice(HARNESS_DIR.length + 1);
     if (inside === 'outputs' || inside === 'events.jsonl') return true;
-    return snapshot && (inside === 'run.json' || /^\.run\.json\..+\.tmp$/.test(inside));
+    return snapshot && (inside === 'run.json' || inside === 'run.journal' || /^\.run\.json\..+\.tmp$/.test(inside));
   };
 }
 
