@@ -17,30 +17,38 @@ const passing = verdictOf('complete', 'clean', [
   { recordId: 'report', check: 'heading', observed: 'report.md starts with "# Rivers"', verdict: 'pass' },
 ]);
 
+/**
+ * Two rounds of two iterations per loop: the first writes the wrong heading and its audit fails, the second fixes it
+ * and its audit passes; then the final verification passes.
+ */
+function twoRounds(): ScriptedBackend {
+  return new ScriptedBackend({
+    manage: [
+      executeRecords([REPORT]),
+      decide('execute', {
+        contract: { task: 'Fix the heading.', acceptanceCriteria: [REPORT.description], recordIds: ['report'] },
+      }),
+      decide('done', { answer: 'report.md is written.' }),
+    ],
+    execute: [
+      toolCall('write_file', { path: 'report.md', content: '# Lakes\n' }),
+      submit('wrote report.md'),
+      toolCall('write_file', { path: 'report.md', content: '# Rivers\n' }),
+      submit('fixed the heading'),
+    ],
+    audit: [
+      toolCall('read_file', { path: 'report.md' }),
+      failing,
+      toolCall('read_file', { path: 'report.md' }),
+      passing,
+    ],
+    verify: [verdict(true)],
+  });
+}
+
 describe('managed loop bounds', () => {
   it('gives every round its own limits.maxIterations: rounds that together use more still complete', async () => {
-    const backend = new ScriptedBackend({
-      manage: [
-        executeRecords([REPORT]),
-        decide('execute', {
-          contract: { task: 'Fix the heading.', acceptanceCriteria: [REPORT.description], recordIds: ['report'] },
-        }),
-        decide('done', { answer: 'report.md is written.' }),
-      ],
-      execute: [
-        toolCall('write_file', { path: 'report.md', content: '# Lakes\n' }),
-        submit('wrote report.md'),
-        toolCall('write_file', { path: 'report.md', content: '# Rivers\n' }),
-        submit('fixed the heading'),
-      ],
-      audit: [
-        toolCall('read_file', { path: 'report.md' }),
-        failing,
-        toolCall('read_file', { path: 'report.md' }),
-        passing,
-      ],
-      verify: [verdict(true)],
-    });
+    const backend = twoRounds();
     const harness = createHarness({
       backend,
       tools: [writeFileTool],
@@ -82,28 +90,7 @@ describe('managed loop bounds', () => {
   });
 
   it('stops at limits.maxRunIterations over all its loops, before a loop with nothing left starts', async () => {
-    const backend = new ScriptedBackend({
-      manage: [
-        executeRecords([REPORT]),
-        decide('execute', {
-          contract: { task: 'Fix the heading.', acceptanceCriteria: [REPORT.description], recordIds: ['report'] },
-        }),
-        decide('done', { answer: 'report.md is written.' }),
-      ],
-      execute: [
-        toolCall('write_file', { path: 'report.md', content: '# Lakes\n' }),
-        submit('wrote report.md'),
-        toolCall('write_file', { path: 'report.md', content: '# Rivers\n' }),
-        submit('fixed the heading'),
-      ],
-      audit: [
-        toolCall('read_file', { path: 'report.md' }),
-        failing,
-        toolCall('read_file', { path: 'report.md' }),
-        passing,
-      ],
-      verify: [verdict(true)],
-    });
+    const backend = twoRounds();
     const harness = createHarness({
       backend,
       tools: [writeFileTool],
