@@ -13,6 +13,7 @@ import { sandboxStatus, spawnInWorkspace, type SandboxStatus } from '../../tools
 import type { AgentAdapter, EpisodeInput, EpisodeResult } from '../../contracts/agent-adapter.js';
 import { MANAGED_DEFAULTS } from '../shared/managed-options.js';
 import { groupRuns } from '../../util/process-group.js';
+import { memoryLimitKind } from '../../tools/builtin/sandbox/containment.js';
 
 const MAX_TIMER_MS = 2_147_483_647;
 /** How often a killed process group is checked for its last process. */
@@ -168,6 +169,10 @@ async function runCommand(o: Resolved, sandbox: SandboxStatus, input: EpisodeInp
         allowNetwork: o.network,
         env,
         readOnlyPaths: [...o.readOnlyPaths, ...(promptDir ? [promptDir] : [])],
+        // A memory cgroup bounds what the agent's processes use together. RLIMIT_AS, the fallback elsewhere, bounds
+        // each process's address space instead, and V8 reserves far more than it uses (a WebAssembly.Memory cannot
+        // be made under 4 GiB): an agent CLI on Node would fail, so it gets the cgroup's limit or none.
+        ...(memoryLimitKind(sandbox.active) === 'cgroup' ? {} : { maxMemoryBytes: false as const }),
         stdio: [o.promptVia === 'stdin' ? 'pipe' : 'ignore', 'pipe', 'pipe'],
       });
     } catch (error) {
