@@ -8,13 +8,13 @@ import {
   close as closeCallback,
   fdatasync as fdatasyncCallback,
   ftruncateSync,
-  lstatSync,
   realpathSync,
   writeSync,
 } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { errnoCode } from '../workspace/file-errors.js';
+import { type KeptFile, KeptFiles } from '../workspace/kept-files.js';
 import { openNoFollowDir } from '../workspace/no-follow-dir.js';
 import { openForAppend } from '../workspace/safe-fs.js';
 
@@ -23,21 +23,6 @@ const { promisify } = process.getBuiltinModule('node:util');
 const fdatasync = promisify(fdatasyncCallback);
 const closeFd = promisify(closeCallback);
 
-/** A journal kept open is closed once it has not been appended to for this long. */
-export const JOURNAL_IDLE_CLOSE_MS = 30_000;
-
-interface OpenJournal {
-  absPath: string;
-  fd: number;
-  dev: number;
-  ino: number;
-  /** Operations holding the descriptor; it is closed only when there are none. */
-  users: number;
-  /** No longer reused; closed once its last user is done. */
-  retired: boolean;
-  idle: NodeJS.Timeout | undefined;
-}
-
 /**
  * Appends to journal files and resets them, for one store. The first append to a journal opens it as the workspace's
  * appends do (`openForAppend`: every directory on the way opened without following links; a link, a non-regular file
@@ -45,26 +30,25 @@ interface OpenJournal {
  * with two synchronous calls of microseconds, that the path still names the open file with no link on the way (else
  * the journal is opened afresh with every check), then writes the lines with one synchronous `write` and flushes them
  * with one `fdatasync`, the one durable operation of the append. A kept journal is closed after
- * {@link JOURNAL_IDLE_CLOSE_MS} without appends, after a failed append, and when it is reset or removed.
+ * 30 s without appends (as {@link KeptFiles} keeps files), after a failed append, and when it is reset or removed.
  * @internal
  */
 export class JournalFiles {
-  readonly #open = new Map<string, OpenJournal>();
+  readonly #kept = new KeptFiles();
 
   /** Appends `bytes` to the journal at `absPath` (inside `root`) and resolves once they are on disk. */
   async append(root: string, absPath: string, requested: string, bytes: Uint8Array): Promise<void> {
-    const journal = this.#reuse(absPath) ?? (await this.#openChecked(root, absPath, requested));
+    const journal = this.#kept.reuse(absPath)?.file ?? (await this.#openChecked(root, absPath, requested));
     try {
       for (let written = 0; written < bytes.byteLength; ) {
         written += writeSync(journal.fd, bytes, written, bytes.byteLength - written);
       }
       await fdatasync(journal.fd);
     } catch (error) {
-      this.#retire(journal);
+      this.#kept.retire(journal);
       throw error;
     } finally {
-      journal.users -= 1;
-      this.#settle(journal);
+      this.#kept.release(journal);
     }
   }
 
@@ -76,7 +60,7 @@ export class JournalFiles {
    * snapshot, and a resume ignores them.
    */
   async reset(root: string, absPath: string, requested: string, keepOpen: boolean): Promise<void> {
-    let journal = this.#reuse(absPath);
+    let journal = this.#kept.reuse(absPath)?.file;
     if (!journal) {
       const segments = path.relative(root, absPath).split(path.sep);
       if (!(await this.#exists(root, segments, requested))) return;
@@ -85,19 +69,17 @@ export class JournalFiles {
     try {
       ftruncateSync(journal.fd, 0);
     } catch (error) {
-      this.#retire(journal);
+      this.#kept.retire(journal);
       throw error;
     } finally {
-      journal.users -= 1;
-      if (!keepOpen) this.#retire(journal);
-      this.#settle(journal);
+      if (!keepOpen) this.#kept.retire(journal);
+      this.#kept.release(journal);
     }
   }
 
   /** Closes the kept descriptor of the journal at `absPath`, if any (its run stopped, or its snapshot failed). */
   release(absPath: string): void {
-    const kept = this.#open.get(absPath);
-    if (kept) this.#retire(kept);
+    this.#kept.retireKey(absPath);
   }
 
   /** Removes the journal at `absPath` (inside `root`); nothing happens when there is none. */
@@ -116,34 +98,6 @@ export class JournalFiles {
     } finally {
       await dir.close().catch(() => undefined);
     }
-  }
-
-  /** The kept journal at `absPath`, held for one operation, if its path still names it with no link on the way. */
-  #reuse(absPath: string): OpenJournal | undefined {
-    const journal = this.#open.get(absPath);
-    if (!journal) return undefined;
-    let real: string | undefined;
-    let stats: ReturnType<typeof lstatSync> | undefined;
-    try {
-      real = realpathSync.native(absPath);
-      stats = lstatSync(absPath);
-    } catch {
-      // Moved or removed: it is opened afresh, with every check.
-    }
-    // realpath gives back the path itself only when no component is a link; the inode says it is still the open file.
-    if (
-      real === absPath &&
-      stats?.isFile() &&
-      stats.nlink === 1 &&
-      stats.dev === journal.dev &&
-      stats.ino === journal.ino
-    ) {
-      clearTimeout(journal.idle);
-      journal.users += 1;
-      return journal;
-    }
-    this.#retire(journal);
-    return undefined;
   }
 
   /** Whether an entry stands at `segments` below `root`, looked up without following links. */
@@ -166,7 +120,7 @@ export class JournalFiles {
    * Opens the journal as the workspace's appends are opened, creating it when missing, and flushes its directory:
    * the lines a later `fdatasync` makes durable must not be lost with a directory entry that was not.
    */
-  async #openChecked(root: string, absPath: string, requested: string): Promise<OpenJournal> {
+  async #openChecked(root: string, absPath: string, requested: string): Promise<KeptFile> {
     const { fd, stats } = await openForAppend(root, absPath, requested);
     try {
       await syncDirectory(path.dirname(absPath));
@@ -174,39 +128,8 @@ export class JournalFiles {
       await closeFd(fd).catch(() => undefined);
       throw error;
     }
-    const journal: OpenJournal = {
-      absPath,
-      fd,
-      dev: stats.dev,
-      ino: stats.ino,
-      users: 1,
-      retired: true,
-      idle: undefined,
-    };
     // Kept only when its path is its real path: later checks compare the two.
-    if (!this.#open.has(absPath) && realpathSync.native(absPath) === absPath) {
-      journal.retired = false;
-      this.#open.set(absPath, journal);
-    }
-    return journal;
-  }
-
-  #retire(journal: OpenJournal): void {
-    journal.retired = true;
-    if (this.#open.get(journal.absPath) === journal) this.#open.delete(journal.absPath);
-    this.#settle(journal);
-  }
-
-  /** After a use: closes a retired journal nobody holds, or restarts the idle countdown of a kept one. */
-  #settle(journal: OpenJournal): void {
-    if (journal.users > 0) return;
-    clearTimeout(journal.idle);
-    if (journal.retired) {
-      closeFd(journal.fd).catch(() => undefined);
-      return;
-    }
-    journal.idle = setTimeout(() => this.#retire(journal), JOURNAL_IDLE_CLOSE_MS);
-    journal.idle.unref();
+    return this.#kept.adopt(absPath, absPath, fd, stats, realpathSync.native(absPath) === absPath);
   }
 }
 

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { HarnessError } from '../../src/errors.js';
-import { APPEND_IDLE_CLOSE_MS } from '../../src/workspace/append-files.js';
+import { KEPT_FILE_IDLE_CLOSE_MS } from '../../src/workspace/kept-files.js';
 import { LocalWorkspace, type Workspace } from '../../src/workspace/index.js';
 
 let base: string;
@@ -401,7 +401,7 @@ describe('appendFile', () => {
         await workspace.appendFile('logs/run.txt', 'a', origin);
         await workspace.appendFile('logs/run.txt', 'b', origin);
         expect(openCount()).toBe(1);
-        vi.advanceTimersByTime(APPEND_IDLE_CLOSE_MS);
+        vi.advanceTimersByTime(KEPT_FILE_IDLE_CLOSE_MS);
         expect(openCount()).toBe(0);
         await workspace.appendFile('logs/run.txt', 'c', origin);
         expect(openCount()).toBe(1);
