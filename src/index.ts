@@ -82,7 +82,7 @@ export type {
   Verdict,
   WriteConflict,
 } from './contracts/work.js';
-export type { ExecutionMemory, MemoryScope, PendingRequest } from './memory/types.js';
+export type { ExecutionMemory, MemoryScope, PendingRequest, UsageReport } from './memory/types.js';
 export type { ImagePart, ObservationKind, Tool, ToolContext, ToolInvocation, ToolOutput } from './tools/types.js';
 export type {
   AppendResult,
@@ -271,6 +271,9 @@ export {
 } from './repairer/index.js';
 export {
   DataMark,
+  EXECUTOR_SYSTEM_PROMPT,
+  executorSystemPrompt,
+  type ExecutorPromptFacts,
   PLANNER_PROMPT,
   REPAIRER_PROMPT,
   SYNTHESIZER_PROMPT,
@@ -294,6 +297,7 @@ export {
   type RequestFitter,
   type RequestTokenCounter,
   type Sampling,
+  type UsageCall,
 } from './llm/index.js';
 
 // --- managed mode (src/modes/managed) ---

@@ -8,4 +8,5 @@ export {
   type RequestFitter,
   type RequestTokenCounter,
   type Sampling,
+  type UsageCall,
 } from './call-model.js';

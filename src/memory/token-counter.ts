@@ -52,7 +52,7 @@ export class TokenCounter {
     return calibrate(this.count(text).tokens, factor);
   }
 
-  /** {@link text}'s figure and whether it is an exact count rather than the tokenizer's upper bound. */
+  /** {@link TokenCounter.text}'s figure and whether it is an exact count rather than the tokenizer's upper bound. */
   measureText(text: string, factor = this.calibration): TextCount {
     const { tokens, exact } = this.count(text);
     return { tokens: calibrate(tokens, factor), exact };

@@ -5,7 +5,7 @@
 
 /**
  * Default system prompt of the planner. Placeholders: `{{maxSubtasks}}`, and the facts of the run it plans for
- * (see {@link plannerFactValues}): `{{agent}}`, `{{parallelism}}`.
+ * (see {@link PlannerFacts}): `{{agent}}`, `{{parallelism}}`.
  */
 export const PLANNER_PROMPT = `You plan how an autonomous agent will carry out a user's request.
 
