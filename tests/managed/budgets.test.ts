@@ -3,7 +3,7 @@
  * run; the rounds are bounded by `managed.maxRounds` and the run by its time limit.
  */
 import { describe, expect, it } from 'vitest';
-import { createHarness } from '../../src/index.js';
+import { createHarness, type HarnessOptions } from '../../src/index.js';
 import { ScriptedBackend, submit, toolCall, verdict } from '../../src/testing/index.js';
 import { tempDir } from '../harness/helpers.js';
 import { decide, executeRecords, verdictOf, writeFileTool } from './helpers.js';
@@ -46,16 +46,15 @@ function twoRounds(): ScriptedBackend {
   });
 }
 
+/** A managed harness over `backend` with the write tool and `limits`. */
+async function managedHarness(backend: ScriptedBackend, limits: HarnessOptions['limits']) {
+  return createHarness({ backend, tools: [writeFileTool], workspace: await tempDir(), mode: 'managed', limits });
+}
+
 describe('managed loop bounds', () => {
   it('gives every round its own limits.maxIterations: rounds that together use more still complete', async () => {
     const backend = twoRounds();
-    const harness = createHarness({
-      backend,
-      tools: [writeFileTool],
-      workspace: await tempDir(),
-      mode: 'managed',
-      limits: { maxIterations: 2 },
-    });
+    const harness = await managedHarness(backend, { maxIterations: 2 });
     const result = await harness.run(TASK);
     // Eight loop iterations in all, four times the per-loop bound.
     expect(backend.calls.filter((c) => c.purpose === 'execute' || c.purpose === 'audit')).toHaveLength(8);
@@ -73,13 +72,7 @@ describe('managed loop bounds', () => {
       ],
       audit: [failing],
     });
-    const harness = createHarness({
-      backend,
-      tools: [writeFileTool],
-      workspace: await tempDir(),
-      mode: 'managed',
-      limits: { maxIterations: 2 },
-    });
+    const harness = await managedHarness(backend, { maxIterations: 2 });
     const events: string[] = [];
     harness.on('audit-finish', (e) => events.push(e.status));
     const result = await harness.run(TASK);
@@ -91,13 +84,7 @@ describe('managed loop bounds', () => {
 
   it('stops at limits.maxRunIterations over all its loops, before a loop with nothing left starts', async () => {
     const backend = twoRounds();
-    const harness = createHarness({
-      backend,
-      tools: [writeFileTool],
-      workspace: await tempDir(),
-      mode: 'managed',
-      limits: { maxRunIterations: 5 },
-    });
+    const harness = await managedHarness(backend, { maxRunIterations: 5 });
     const result = await harness.run(TASK);
     // Round 1 uses 4 (2 executing, 2 auditing); round 2's executor gets the 1 left, its audit none.
     expect(backend.calls.filter((c) => c.purpose === 'execute')).toHaveLength(3);

@@ -5,6 +5,8 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll } from 'vitest';
 
 /** Whether redis-server can be started here, and why not. */
 export interface RedisProbe {
@@ -35,6 +37,32 @@ export function probeRedisServer(): RedisProbe {
     };
   }
   return { available: true, reason: probe.stdout.trim() };
+}
+
+/**
+ * A redis-server and one client for the tests of the enclosing `describe`: started before its first test, stopped
+ * after its last. Read `server` and `redis` inside the tests (they are set by then).
+ */
+export function useRedisServer(): { readonly server: RedisServer; readonly redis: Redis } {
+  const held: { server?: RedisServer; redis?: Redis } = {};
+  beforeAll(async () => {
+    held.server = await startRedisServer();
+    held.redis = new Redis(held.server.port, held.server.host);
+  });
+  afterAll(async () => {
+    held.redis?.disconnect();
+    await held.server?.stop();
+  });
+  return {
+    get server() {
+      if (!held.server) throw new Error('redis-server is not started yet: read it inside a test');
+      return held.server;
+    },
+    get redis() {
+      if (!held.redis) throw new Error('redis-server is not started yet: read it inside a test');
+      return held.redis;
+    },
+  };
 }
 
 /** Starts redis-server on a free 127.0.0.1 port and resolves once it accepts connections. */
