@@ -175,8 +175,14 @@ describe('path escapes', () => {
   it('refuses a loop of symbolic links with a clear invalid-input error, writing nothing', async () => {
     await symlink('loop-b', path.join(workspace.root, 'loop-a'));
     await symlink('loop-a', path.join(workspace.root, 'loop-b'));
-    for (const attempt of [workspace.readFile('loop-a'), workspace.writeFile('loop-a/x.txt', 'x', { tool: 't' })]) {
-      const error = await attempt.catch((caught: unknown) => caught);
+    // Each attempt starts only once the one before was handled: started together, the second could reject while
+    // nothing awaited it yet (an unhandled rejection, which failed a loaded CI run).
+    const attempts = [
+      () => workspace.readFile('loop-a'),
+      () => workspace.writeFile('loop-a/x.txt', 'x', { tool: 't' }),
+    ];
+    for (const attempt of attempts) {
+      const error = await attempt().catch((caught: unknown) => caught);
       expect(error).toMatchObject({ code: 'invalid-input' });
       expect((error as Error).message).toContain('"loop-a" is a loop of symbolic links');
     }
