@@ -1,6 +1,7 @@
 import {
   APICallError,
   type LanguageModelV2,
+  type LanguageModelV3FinishReason,
   type LanguageModelV3GenerateResult,
   type LanguageModelV3StreamPart,
   type LanguageModelV3Usage,
@@ -26,7 +27,7 @@ const usage = (input: number, output: number, cache: { read?: number; write?: nu
 
 const answer = (
   content: LanguageModelV3GenerateResult['content'],
-  finish = 'stop' as const,
+  finish: LanguageModelV3FinishReason['unified'] = 'stop',
 ): LanguageModelV3GenerateResult => ({
   content,
   finishReason: { unified: finish, raw: finish },
