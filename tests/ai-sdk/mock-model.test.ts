@@ -39,6 +39,14 @@ const streamOf = (chunks: LanguageModelV3StreamPart[]) => ({
   stream: simulateReadableStream({ chunks, initialDelayInMs: null, chunkDelayInMs: null }),
 });
 
+/** A model whose every call throws `error`. */
+const failing = (error: unknown) =>
+  new MockLanguageModelV3({
+    doGenerate: async () => {
+      throw error;
+    },
+  });
+
 const hello: GenerateRequest = { messages: [{ role: 'user', content: 'Hi' }] };
 const fastRetry = { retry: { minTimeoutMs: 1, maxTimeoutMs: 2 } };
 
@@ -328,11 +336,7 @@ describe('aiSdkBackend over the AI SDK mock model (V3)', () => {
     [404, { error: { message: 'The model does not exist' } }, 'not-found', /no such model/],
     [400, { error: { message: 'bad value' } }, 'bad-request', /bad value/],
   ])('HTTP %i from the provider is %s, and is not retried', async (status, body, code, message) => {
-    const model = new MockLanguageModelV3({
-      doGenerate: async () => {
-        throw apiError(status, body);
-      },
-    });
+    const model = failing(apiError(status, body));
     const notices: RetryNotice[] = [];
     const error = await aiSdkBackend(model, { contextWindow: 1000, ...fastRetry })
       .generate({ ...hello, onRetry: (notice) => notices.push(notice) })
@@ -364,11 +368,7 @@ describe('aiSdkBackend over the AI SDK mock model (V3)', () => {
   });
 
   it('a Retry-After beyond maxRetryAfterMs fails at once, as rate-limited with the delay', async () => {
-    const model = new MockLanguageModelV3({
-      doGenerate: async () => {
-        throw apiError(429, { error: { message: 'Quota' } }, { 'retry-after': '3600' });
-      },
-    });
+    const model = failing(apiError(429, { error: { message: 'Quota' } }, { 'retry-after': '3600' }));
     const error = await aiSdkBackend(model, { contextWindow: 1000 })
       .generate(hello)
       .catch((e: unknown) => e);
@@ -394,19 +394,11 @@ describe('aiSdkBackend over the AI SDK mock model (V3)', () => {
   });
 
   it('a missing key and a feature the provider lacks get our codes', async () => {
-    const missingKey = new MockLanguageModelV3({
-      doGenerate: async () => {
-        throw new LoadAPIKeyError({ message: 'OpenAI API key is missing.' });
-      },
-    });
+    const missingKey = failing(new LoadAPIKeyError({ message: 'OpenAI API key is missing.' }));
     await expect(aiSdkBackend(missingKey, { contextWindow: 1000 }).generate(hello)).rejects.toMatchObject({
       code: 'authentication',
     });
-    const noImages = new MockLanguageModelV3({
-      doGenerate: async () => {
-        throw new UnsupportedFunctionalityError({ functionality: 'image parts' });
-      },
-    });
+    const noImages = failing(new UnsupportedFunctionalityError({ functionality: 'image parts' }));
     await expect(aiSdkBackend(noImages, { contextWindow: 1000 }).generate(hello)).rejects.toMatchObject({
       code: 'bad-request',
     });
@@ -454,11 +446,7 @@ describe('aiSdkBackend over the AI SDK mock model (V3)', () => {
 
   it('keeps secret-shaped text a provider echoes out of the error', async () => {
     const key = 'sk-proj-CANARY0123456789abcdefghijklmnopqrstuv';
-    const model = new MockLanguageModelV3({
-      doGenerate: async () => {
-        throw apiError(401, { error: { message: `Incorrect API key provided: ${key}` } });
-      },
-    });
+    const model = failing(apiError(401, { error: { message: `Incorrect API key provided: ${key}` } }));
     const error = (await aiSdkBackend(model, { contextWindow: 1000 })
       .generate(hello)
       .catch((e: unknown) => e)) as Error;
