@@ -143,13 +143,8 @@ export async function* streamParts(
     reader.releaseLock();
   }
   if (!finished) {
-    throw new HarnessError(
-      'invalid-response',
-      `${provider} closed the stream before the model finished; the answer is incomplete.`,
-      {
-        retryable: true,
-      },
-    );
+    const message = `${provider} closed the stream before the model finished; the answer is incomplete.`;
+    throw new HarnessError('invalid-response', message, { retryable: true });
   }
   yield { type: 'finish', result: assembler.result('other') };
 }

@@ -61,6 +61,8 @@ export function aiSdkError(error: unknown, context: ErrorContext, signal: AbortS
       cause: error,
     });
   }
+  // Anything else thrown is fetch's own failure (a refused connection, a body cut mid-stream) or a bug.
+  if (error instanceof Error && error.name !== 'AbortError') return networkError(error, context, 'its endpoint');
   if (error instanceof Error) return toHarnessError(error);
   // An `error` stream part usually carries the provider's own error object ({ message, type, code }).
   return inBodyError(error, context);
@@ -84,12 +86,6 @@ function apiCallError(error: ApiCallErrorFields & Error, context: ErrorContext):
 }
 
 function unreadable(error: Error, context: ErrorContext): HarnessError {
-  return new HarnessError(
-    'invalid-response',
-    `${context.provider} sent an answer that could not be read: ${error.message}`,
-    {
-      retryable: true,
-      cause: error,
-    },
-  );
+  const message = `${context.provider} sent an answer that could not be read: ${error.message}`;
+  return new HarnessError('invalid-response', message, { retryable: true, cause: error });
 }

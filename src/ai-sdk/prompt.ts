@@ -105,7 +105,7 @@ function userParts(content: string | ContentPart[]): Array<LanguageModelV3TextPa
   return content.map((part) => (part.type === 'text' ? { type: 'text', text: part.text } : filePart(part)));
 }
 
-/** An image as a file part: base64 data as it is, an https URL as a URL (the provider fetches it). */
+/** An image as a file part: base64 data as it is, an http(s) URL as a URL (the provider fetches it). */
 function filePart(part: ImagePart): LanguageModelV3FilePart {
   const data = /^https?:\/\//i.test(part.data) ? new URL(part.data) : part.data;
   return { type: 'file', mediaType: part.mediaType, data };

@@ -307,6 +307,24 @@ describe('aiSdkBackend over the AI SDK mock model (V3)', () => {
     expect(error).toMatchObject({ code: 'invalid-response', retryable: true });
   });
 
+  it('a stream the network cuts off is a retryable connection error', async () => {
+    const model = new MockLanguageModelV3({
+      doStream: async () => ({
+        stream: new ReadableStream<LanguageModelV3StreamPart>({
+          start(controller) {
+            controller.enqueue({ type: 'text-delta', id: 't', delta: 'partial ' });
+            controller.error(
+              new TypeError('terminated', { cause: Object.assign(new Error('reset'), { code: 'ECONNRESET' }) }),
+            );
+          },
+        }),
+      }),
+    });
+    const error = await collect(aiSdkBackend(model, { contextWindow: 1000 }).stream(hello)).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'connection', retryable: true });
+    expect((error as Error).message).toMatch(/ECONNRESET/);
+  });
+
   it('an error part inside the stream is thrown with the code its provider object says', async () => {
     const model = new MockLanguageModelV3({
       doStream: streamOf([
