@@ -12,6 +12,7 @@ import type {
   LanguageModelV3FinishReason,
   LanguageModelV3StreamPart,
   LanguageModelV3Usage,
+  SharedV3ProviderMetadata,
 } from '@ai-sdk/provider';
 import { HarnessError } from '../errors.js';
 import { StreamAssembler, type OpenToolCall } from '../backend/stream-assembler.js';
@@ -39,9 +40,20 @@ export function mapFinishReason(reason: AnyFinishReason | undefined): FinishReas
 /**
  * Usage with every input token counted in `inputTokens`, the cached ones included (as {@link Usage} says). V3 splits
  * input into uncached, cache reads and cache writes; a V2 model's `inputTokens` is passed on as the provider counts it.
+ * Cache writes a usage does not give come from the provider metadata where it has them (see {@link metadataCacheWrites}).
  * @internal
  */
-export function mapUsage(usage: LanguageModelV2Usage | LanguageModelV3Usage | undefined): AiSdkUsage {
+export function mapUsage(
+  usage: LanguageModelV2Usage | LanguageModelV3Usage | undefined,
+  metadata?: SharedV3ProviderMetadata | undefined,
+): AiSdkUsage {
+  const result = baseUsage(usage);
+  const writes = result.cacheWriteInputTokens ?? metadataCacheWrites(metadata);
+  if (writes) result.cacheWriteInputTokens = writes;
+  return result;
+}
+
+function baseUsage(usage: LanguageModelV2Usage | LanguageModelV3Usage | undefined): AiSdkUsage {
   if (usage === undefined) return { inputTokens: 0, outputTokens: 0 };
   if (typeof usage.inputTokens === 'object' && usage.inputTokens !== null) {
     const { inputTokens, outputTokens } = usage as LanguageModelV3Usage;
@@ -62,6 +74,22 @@ export function mapUsage(usage: LanguageModelV2Usage | LanguageModelV3Usage | un
 }
 
 /**
+ * Prompt-cache writes as the provider packages put them in their metadata: `cacheCreationInputTokens` (Anthropic,
+ * also on Vertex and Bedrock through the `anthropic` key) or `usage.cacheWriteInputTokens` (Bedrock), under any
+ * provider key.
+ * @internal
+ */
+export function metadataCacheWrites(metadata: SharedV3ProviderMetadata | undefined): number | undefined {
+  for (const entry of Object.values(metadata ?? {})) {
+    const usage = entry?.usage;
+    const nested = typeof usage === 'object' && usage !== null && !Array.isArray(usage) ? usage : {};
+    const writes = count(entry?.cacheCreationInputTokens) ?? count(nested.cacheWriteInputTokens);
+    if (writes !== undefined) return writes;
+  }
+  return undefined;
+}
+
+/**
  * The result of a `doGenerate` answer: text, reasoning and the tool calls the harness is to run. Tool calls the
  * provider ran itself (`providerExecuted`), their results, files and sources are not the harness's to act on.
  * @internal
@@ -70,6 +98,7 @@ export function resultOf(
   content: ReadonlyArray<LanguageModelV2Content | LanguageModelV3Content>,
   finishReason: AnyFinishReason,
   usage: LanguageModelV2Usage | LanguageModelV3Usage,
+  metadata: SharedV3ProviderMetadata | undefined,
 ): GenerateResult {
   const assembler = new StreamAssembler();
   for (const part of content) {
@@ -80,7 +109,7 @@ export function resultOf(
     }
   }
   assembler.finishReason = mapFinishReason(finishReason);
-  assembler.usage = mapUsage(usage);
+  assembler.usage = mapUsage(usage, metadata);
   return assembler.result('other');
 }
 
@@ -128,7 +157,7 @@ export async function* streamParts(
           throw toError(part.error);
         case 'finish':
           assembler.finishReason = mapFinishReason(part.finishReason);
-          assembler.usage = mapUsage(part.usage);
+          assembler.usage = mapUsage(part.usage, part.providerMetadata);
           finished = true;
           break;
         default:

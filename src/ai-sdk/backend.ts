@@ -84,7 +84,7 @@ class AiSdkBackend implements LlmBackend {
   generate(request: GenerateRequest): Promise<GenerateResult> {
     return this.#withRetry(request, async () => {
       const answer = await this.#model.doGenerate(this.#callOptions(request));
-      return resultOf(answer.content, answer.finishReason, answer.usage);
+      return resultOf(answer.content, answer.finishReason, answer.usage, answer.providerMetadata);
     });
   }
 

@@ -509,6 +509,38 @@ describe('aiSdkBackend over a V2 model (AI SDK 5)', () => {
     });
   });
 
+  it('takes cache writes from the provider metadata (AI SDK 5 puts them there)', async () => {
+    const anthropicV2 = v2Model({
+      doGenerate: async () => ({
+        content: [{ type: 'text', text: 'ok' }],
+        finishReason: 'stop',
+        usage: { inputTokens: 30, outputTokens: 2, totalTokens: 32, cachedInputTokens: 500 },
+        providerMetadata: { anthropic: { cacheCreationInputTokens: 1200 } },
+        warnings: [],
+      }),
+    });
+    const bedrockV2 = v2Model({
+      doGenerate: async () => ({
+        content: [{ type: 'text', text: 'ok' }],
+        finishReason: 'stop',
+        usage: { inputTokens: 30, outputTokens: 2, totalTokens: 32 },
+        providerMetadata: { bedrock: { usage: { cacheWriteInputTokens: 64 } } },
+        warnings: [],
+      }),
+    });
+    expect((await aiSdkBackend(anthropicV2, { contextWindow: 1000 }).generate(hello)).usage).toEqual({
+      inputTokens: 30,
+      outputTokens: 2,
+      cachedInputTokens: 500,
+      cacheWriteInputTokens: 1200,
+    });
+    expect((await aiSdkBackend(bedrockV2, { contextWindow: 1000 }).generate(hello)).usage).toEqual({
+      inputTokens: 30,
+      outputTokens: 2,
+      cacheWriteInputTokens: 64,
+    });
+  });
+
   it('streams, and its `unknown` finish reason is `other`', async () => {
     const parts = await collect(aiSdkBackend(v2Model(), { contextWindow: 1000 }).stream(hello));
     expect(parts).toEqual([
