@@ -18,8 +18,6 @@ afterEach(async () => {
   server = undefined;
 });
 
-type Json = Record<string, unknown>;
-
 interface Provider {
   name: string;
   wire: WireFormat;
@@ -27,11 +25,7 @@ interface Provider {
   /** The recorded stream whose answer is a call of `tool`. */
   recorded(): ScriptedResponse;
   tool: { name: string; id: string; arguments: string; answer: string };
-  /** The text the request gives the tool result that answers `callId`. */
-  toolResult(body: Json, callId: string): string | undefined;
 }
-
-const messagesOf = (body: Json) => (body.messages ?? []) as Json[];
 
 const providers: Provider[] = [
   {
@@ -40,10 +34,6 @@ const providers: Provider[] = [
     model: (baseURL) => createOpenAI({ baseURL: `${baseURL}/v1`, apiKey: 'sk-test' }).chat('gpt-4o-mini'),
     recorded: () => cassetteResponse(readCassette('providers/openai/test_run_stream_sync_streams_real_model.yaml')[0]!),
     tool: { name: 'get_capital', id: 'call_ZR5UUuTt3pf61kjwAJIYdVMj', arguments: '{"country":"UK"}', answer: 'London' },
-    toolResult: (body, callId) => {
-      const message = messagesOf(body).find((m) => m.role === 'tool' && m.tool_call_id === callId);
-      return message === undefined ? undefined : String(message.content);
-    },
   },
   {
     name: '@ai-sdk/anthropic',
@@ -58,14 +48,6 @@ const providers: Provider[] = [
       id: 'toolu_01NRLabsLyVHZPKxbKvkfSMn',
       arguments: '{"location": "Paris"}',
       answer: 'Sunny, 21 °C',
-    },
-    toolResult: (body, callId) => {
-      for (const message of messagesOf(body)) {
-        if (message.role !== 'user' || !Array.isArray(message.content)) continue;
-        const block = (message.content as Json[]).find((b) => b.type === 'tool_result' && b.tool_use_id === callId);
-        if (block) return JSON.stringify(block.content);
-      }
-      return undefined;
     },
   },
 ];
@@ -124,7 +106,7 @@ describe.each(providers)('a whole run through aiSdkBackend and $name', (provider
       const [first, second] = server.requests.map((request) => request.body);
       expect(JSON.stringify(first)).toContain('Answer with one lookup.');
       expect(JSON.stringify(first?.tools)).toContain(tool.name);
-      expect(provider.toolResult(second!, tool.id)).toContain(tool.answer);
+      expect(wire.toolResultText(second!, tool.id)).toContain(tool.answer);
       // Streaming shows the call as it arrives; generate does not stream.
       expect(deltas.some((event) => event.toolName === tool.name)).toBe(stream);
       expect(result.report.byPurpose).toMatchObject({ verify: { calls: 1, inputTokens: 120, outputTokens: 8 } });
