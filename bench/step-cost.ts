@@ -31,7 +31,7 @@ export interface StepCost {
 const roughTokenizer = { count: (text: string) => Math.ceil(text.length / 4) };
 
 /** One run of `steps` tool calls of `tool`; returns the wall time per step. */
-async function loopOf(dir: string, steps: number, readOnly: boolean): Promise<number> {
+export async function loopOf(dir: string, steps: number, readOnly: boolean): Promise<number> {
   const done = (request: GenerateRequest) => request.messages.filter((m) => m.role === 'tool').length;
   const backend = new ScriptedBackend((request) =>
     done(request) < steps ? toolCall('step', { n: done(request), note: 'x'.repeat(200) }) : submit('done'),
