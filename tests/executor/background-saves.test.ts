@@ -62,6 +62,17 @@ function afterTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
+/** Two loops sharing one slot, which loop a's first save holds: its write is in flight at the store. */
+async function oneSlotHeldByA(): Promise<{ store: HeldStore; a: CheckpointSaver; b: CheckpointSaver }> {
+  const store = new HeldStore();
+  const slots = new BackgroundSaves(1);
+  const a = store.saverOf('a', slots);
+  const b = store.saverOf('b', slots);
+  a.save(checkpoint('a', 1), true);
+  await store.untilHeld(1);
+  return { store, a, b };
+}
+
 describe('saves nobody waits for, bounded across loops', () => {
   it('hands at most the free slots to the store at once; the other loops collapse their saves while they wait', async () => {
     const store = new HeldStore();
@@ -86,12 +97,7 @@ describe('saves nobody waits for, bounded across loops', () => {
   });
 
   it('a save a loop waits for (a side effect is declared) never waits for a slot, and takes the place of its deferred save', async () => {
-    const store = new HeldStore();
-    const slots = new BackgroundSaves(1);
-    const a = store.saverOf('a', slots);
-    const b = store.saverOf('b', slots);
-    a.save(checkpoint('a', 1), true);
-    await store.untilHeld(1);
+    const { store, a, b } = await oneSlotHeldByA();
     const deferred = b.save(checkpoint('b', 1), true);
     await afterTurn();
     const declared = b.save(checkpoint('b', 2));
@@ -111,12 +117,7 @@ describe('saves nobody waits for, bounded across loops', () => {
   });
 
   it("a loop's end (idle) hands its deferred save over without waiting for a slot", async () => {
-    const store = new HeldStore();
-    const slots = new BackgroundSaves(1);
-    const a = store.saverOf('a', slots);
-    const b = store.saverOf('b', slots);
-    a.save(checkpoint('a', 1), true);
-    await store.untilHeld(1);
+    const { store, b } = await oneSlotHeldByA();
     b.save(checkpoint('b', 1), true);
     await afterTurn();
     const idle = b.idle();
