@@ -3,11 +3,14 @@
  * call takes a simulated 200 ms (no CPU work), each run one 10-step subtask whose tool returns a deterministic
  * 20 000-character text (so the memory bounds and saves every observation, as in real runs). Measured in a child
  * process of its own (see `peer.ts`): wall time, peak RSS above the RSS before the runs, the event loop's delay
- * (`perf_hooks.monitorEventLoopDelay`) while they run, and the process's file descriptors (`/proc/self/fd`) before,
- * at the peak and after.
+ * (`perf_hooks.monitorEventLoopDelay`) while they run, the CPU time the process spent per run step, and the
+ * process's file descriptors (`/proc/self/fd`) before, at the peak and after. With the store, it then measures the
+ * durable-write floor of the same number of runs (see {@link durableFloor}) in the same process.
  * @module
  */
-import { readdir, readlink } from 'node:fs/promises';
+import { mkdtemp, open, readdir, readlink, rename, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LlmBackend } from 'horizon-harness';
@@ -25,6 +28,13 @@ export interface ConcurrencyMeasurement {
   fds: { before: number; peak: number; after: number };
   /** Of those, descriptors of files and directories (not sockets, pipes, event fds or devices), at their peak. */
   openFilesPeak: number;
+  /**
+   * CPU time (user + system, every thread of the process) spent while the runs were in flight, per run step (model
+   * call): what the harness costs beyond waiting, a figure the machine's other load inflates far less than wall time.
+   */
+  cpuMsPerStep: number;
+  /** With the store: the wall time of {@link durableFloor} for as many runs, measured right after them. */
+  durableFloorMs?: number;
 }
 
 /** The simulated model latency of every call. */
@@ -36,6 +46,7 @@ const RSS_SAMPLE_MS = 20;
 // Counting descriptors is a readdir through the thread pool; naming each one, a readlink apiece: done less often.
 const FD_COUNT_MS = 100;
 const FD_CLASSIFY_EVERY = 5;
+const FD_READLINK_BATCH = 64;
 
 /** Starts `runs` runs at once (after one warm-up run) and measures them; `store: false` turns snapshots off. */
 export async function measureConcurrency(runs: number, store = true): Promise<ConcurrencyMeasurement> {
@@ -73,26 +84,30 @@ export async function measureConcurrency(runs: number, store = true): Promise<Co
   });
   await harness.run('warm up');
 
-  const baseline = process.memoryUsage().rss;
+  // `memoryUsage.rss()` alone: the full `memoryUsage()` walks the heap spaces, work of the benchmark's, not the runs'.
+  const baseline = process.memoryUsage.rss();
   let peak = baseline;
   const sampler = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage().rss);
+    peak = Math.max(peak, process.memoryUsage.rss());
   }, RSS_SAMPLE_MS);
   const fds = new FdSampler();
   await fds.start();
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   const results = await Promise.all(
     Array.from({ length: runs }, (_, i) => harness.run(`Fetch the pages of batch ${i + 1}, then answer.`)),
   );
   const wallMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
   delay.disable();
   clearInterval(sampler);
-  peak = Math.max(peak, process.memoryUsage().rss);
+  peak = Math.max(peak, process.memoryUsage.rss());
   // Every run has returned: whatever a run opened should be closed by now, before the harness itself closes.
   const fdFigures = await fds.stop();
   await harness.close();
+  const durableFloorMs = store ? await durableFloor(runs) : undefined;
   return {
     runs,
     wallMs,
@@ -102,7 +117,43 @@ export async function measureConcurrency(runs: number, store = true): Promise<Co
     succeeded: results.filter((result) => result.status === 'succeeded').length,
     fds: fdFigures.fds,
     openFilesPeak: fdFigures.openFilesPeak,
+    cpuMsPerStep: (cpu.user + cpu.system) / 1000 / (runs * SUBTASK_STEPS),
+    ...(durableFloorMs === undefined ? {} : { durableFloorMs }),
   };
+}
+
+/** Whole snapshots a run of this workload writes and waits for: at its start, where its loop ended, at its end. */
+const SNAPSHOTS_PER_RUN = 3;
+const SNAPSHOT_BYTES = 3_000;
+
+/**
+ * The durable-write floor of `runs` concurrent runs: each of `runs` tasks, all started at once, replaces a file
+ * atomically and durably {@link SNAPSHOTS_PER_RUN} times in its own directory (write a temp file, fsync it, rename it
+ * over the file, fsync the directory), as the file store does for a run's whole snapshots, with nothing else going on.
+ * No store can make those runs wait less on this disk through this thread pool; the runs' journal appends come on top.
+ */
+export async function durableFloor(runs: number): Promise<number> {
+  const root = await mkdtemp(path.join(tmpdir(), 'hh-durable-floor-'));
+  const bytes = Buffer.alloc(SNAPSHOT_BYTES, 'x');
+  const dirs = await Promise.all(Array.from({ length: runs }, (_, i) => mkdtemp(path.join(root, `run-${i}-`))));
+  const started = performance.now();
+  await Promise.all(
+    dirs.map(async (dir) => {
+      for (let i = 0; i < SNAPSHOTS_PER_RUN; i++) {
+        const temp = await open(path.join(dir, 'run.json.tmp'), 'w');
+        await temp.write(bytes);
+        await temp.sync();
+        await temp.close();
+        await rename(path.join(dir, 'run.json.tmp'), path.join(dir, 'run.json'));
+        const directory = await open(dir, 'r');
+        await directory.sync();
+        await directory.close();
+      }
+    }),
+  );
+  const elapsed = performance.now() - started;
+  await rm(root, { recursive: true, force: true });
+  return elapsed;
 }
 
 /** Samples the process's open descriptors (Linux `/proc/self/fd`; zeros where it is missing). */
@@ -150,7 +201,12 @@ async function fdTargets(classify: boolean): Promise<{ count: number; files: num
     return { count: 0, files: 0 };
   }
   if (!classify) return { count: names.length, files: 0 };
-  const targets = await Promise.all(names.map((name) => readlink(`/proc/self/fd/${name}`).catch(() => '')));
+  // A batch of readlinks at a time: thousands at once would queue ahead of the runs' own file work in the thread pool.
+  const targets: string[] = [];
+  for (let at = 0; at < names.length; at += FD_READLINK_BATCH) {
+    const batch = names.slice(at, at + FD_READLINK_BATCH);
+    targets.push(...(await Promise.all(batch.map((name) => readlink(`/proc/self/fd/${name}`).catch(() => '')))));
+  }
   // Sockets, pipes and event fds read `socket:[…]`, `pipe:[…]`, `anon_inode:…`; devices live under /dev.
   const files = targets.filter((target) => target.startsWith('/') && !target.startsWith('/dev/')).length;
   return { count: names.length, files };

@@ -164,6 +164,31 @@ const row = (cells: string[]) => `| ${cells.join(' | ')} |`;
 const target = (name: string, measured: string, goal: string, met: boolean) =>
   row([name, measured, goal, met ? 'yes' : '**no**']);
 
+const floorOf = (c: ConcurrencyMeasurement) =>
+  c.durableFloorMs === undefined ? 'not measured' : `${(c.durableFloorMs / 1000).toFixed(2)} s`;
+
+/** The table of concurrent runs: each level with the store, then the largest without it. */
+function concurrencyTable(concurrency: ConcurrencyMeasurement[], withoutStore: ConcurrencyMeasurement): string[] {
+  const one = concurrency.find((c) => c.runs === 1)!;
+  return [
+    '| runs | succeeded | wall time | vs one run | RSS growth | event-loop delay p99 / max | CPU per run step | descriptors before / peak / after | open files at peak |',
+    '|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...[...concurrency, withoutStore].map((c) =>
+      row([
+        c === withoutStore ? `${c.runs}, store: false` : String(c.runs),
+        String(c.succeeded),
+        `${(c.wallMs / 1000).toFixed(2)} s`,
+        `${(c.wallMs / one.wallMs).toFixed(2)}×`,
+        `${c.rssGrowthMb.toFixed(1)} MB`,
+        `${c.eventLoopDelayP99Ms.toFixed(1)} / ${c.eventLoopDelayMaxMs.toFixed(1)} ms`,
+        `${c.cpuMsPerStep.toFixed(2)} ms`,
+        `${c.fds.before} / ${c.fds.peak} / ${c.fds.after}`,
+        String(c.openFilesPeak),
+      ]),
+    ),
+  ];
+}
+
 /** Renders the measurements and the issue's targets as Markdown tables. */
 export function report({ imports, loops, aiSdkLoop, concurrency, concurrencyWithoutStore }: PeerResults): string {
   const lines = [
@@ -200,21 +225,9 @@ export function report({ imports, loops, aiSdkLoop, concurrency, concurrencyWith
   const perExtraRun = (thousand.rssGrowthMb - one.rssGrowthMb) / (thousand.runs - 1);
   lines.push(
     `\nConcurrent runs in one process: one harness, ${SUBTASK_STEPS}-step subtask per run, ${LATENCY_MS} ms simulated latency per model call\n`,
-    '| runs | succeeded | wall time | vs one run | RSS growth | event-loop delay p99 / max | descriptors before / peak / after | open files at peak |',
-    '|---:|---:|---:|---:|---:|---:|---:|---:|',
-    ...[...concurrency, concurrencyWithoutStore].map((c) =>
-      row([
-        c === concurrencyWithoutStore ? `${c.runs}, store: false` : String(c.runs),
-        String(c.succeeded),
-        `${(c.wallMs / 1000).toFixed(2)} s`,
-        `${(c.wallMs / one.wallMs).toFixed(2)}×`,
-        `${c.rssGrowthMb.toFixed(1)} MB`,
-        `${c.eventLoopDelayP99Ms.toFixed(1)} / ${c.eventLoopDelayMaxMs.toFixed(1)} ms`,
-        `${c.fds.before} / ${c.fds.peak} / ${c.fds.after}`,
-        String(c.openFilesPeak),
-      ]),
-    ),
-    `\nRSS growth, linear fit over ${FIT_LEVELS.join(', ')} runs: ${fit.slope.toFixed(2)} MB per extra run (R² ${fit.r2.toFixed(3)}); 1 000 runs against one: ${perExtraRun.toFixed(2)} MB per extra run\n`,
+    ...concurrencyTable(concurrency, concurrencyWithoutStore),
+    `\nRSS growth, linear fit over ${FIT_LEVELS.join(', ')} runs: ${fit.slope.toFixed(2)} MB per extra run (R² ${fit.r2.toFixed(3)}); 1 000 runs against one: ${perExtraRun.toFixed(2)} MB per extra run`,
+    `Durable-write floor of 1 000 runs (three atomic durable file replaces each, all at once, nothing else): ${floorOf(thousand)}; one run ${(one.wallMs / 1000).toFixed(2)} s + that floor: ${((one.wallMs + (thousand.durableFloorMs ?? 0)) / one.wallMs).toFixed(2)}× one run\n`,
   );
 
   const importTime = imports.harness.importMs / imports.aiSdk.importMs;
@@ -322,6 +335,27 @@ function runChild(task: ChildTask): Promise<unknown> {
   return measureConcurrency(task.runs, task.store ?? true);
 }
 
+/**
+ * `tsx bench/peer.ts --concurrency`: only the scale figures (1 and 1 000 concurrent runs, and 1 000 with
+ * `store: false`), in children of the built `dist/` as in the full benchmark, medians of {@link REPEATS} rounds.
+ */
+async function concurrencyOnly(): Promise<void> {
+  const script = await compile();
+  const [withoutStore, ...concurrency] = await interleaved<ConcurrencyMeasurement>(script, [
+    { kind: 'concurrency', runs: 1_000, store: false },
+    { kind: 'concurrency', runs: 1 },
+    { kind: 'concurrency', runs: 1_000 },
+  ]);
+  const [one, thousand] = concurrency as [ConcurrencyMeasurement, ConcurrencyMeasurement];
+  console.log(
+    [
+      ...concurrencyTable(concurrency, withoutStore!),
+      `\nDurable-write floor of 1 000 runs: ${floorOf(thousand)}; one run + that floor: ${((one.wallMs + (thousand.durableFloorMs ?? 0)) / one.wallMs).toFixed(2)}× one run`,
+    ].join('\n'),
+  );
+}
+
+if (process.argv[2] === '--concurrency') await concurrencyOnly();
 if (process.argv[2] === '--peer-child') {
   runChild(JSON.parse(process.argv[3] ?? '{}') as ChildTask).then(
     (measurement) => process.send?.(measurement, () => process.exit(0)),

@@ -24,8 +24,13 @@ export interface StepCost {
   sideEffectMs: number;
   /** One raw append of a journal-sized line and its `fdatasync`. */
   rawAppendMs: number;
-  /** The side-effecting step's extra cost, in raw appends. */
+  /**
+   * The side-effecting step's extra cost, in raw appends: the median over the rounds of each round's
+   * (side-effecting − read-only) / raw, the raw append measured right before and right after that round's loops.
+   */
   extraAppends: number;
+  /** The lowest and highest of the rounds' ratios: how far the disk's `fdatasync` time moved under the load. */
+  extraAppendsRange: [number, number];
 }
 
 const roughTokenizer = { count: (text: string) => Math.ceil(text.length / 4) };
@@ -83,9 +88,12 @@ function median(values: number[]): number {
 
 /**
  * Measures `rounds` times, alternating the configurations so that a change in the machine's load reaches both alike.
+ * Each round's ratio sets its loops against raw appends measured right before and right after them: on a shared disk
+ * one `fdatasync` can take 1 ms in one round and 5 ms in the next, so a ratio of medians taken minutes apart says
+ * more about the disk's moods than about the harness.
  * @param lineBytes size of the raw appends: about one journal entry of a step
  */
-export async function measureStepCost(steps = 100, rounds = 5, lineBytes = 1500): Promise<StepCost> {
+export async function measureStepCost(steps = 50, rounds = 9, lineBytes = 1500): Promise<StepCost> {
   const root = await mkdtemp(path.join(tmpdir(), 'harness-step-cost-'));
   try {
     // A first run loads what the harness loads lazily.
@@ -93,15 +101,22 @@ export async function measureStepCost(steps = 100, rounds = 5, lineBytes = 1500)
     const readOnly: number[] = [];
     const sideEffect: number[] = [];
     const raw: number[] = [];
+    const ratios: number[] = [];
     for (let round = 0; round < rounds; round++) {
-      raw.push(await rawAppends(root, steps, lineBytes));
+      const before = await rawAppends(root, steps, lineBytes);
       readOnly.push(await loopOf(path.join(root, `ro-${round}`), steps, true));
       sideEffect.push(await loopOf(path.join(root, `se-${round}`), steps, false));
+      const around = (before + (await rawAppends(root, steps, lineBytes))) / 2;
+      raw.push(around);
+      ratios.push(((sideEffect.at(-1) as number) - (readOnly.at(-1) as number)) / around);
     }
-    const readOnlyMs = median(readOnly);
-    const sideEffectMs = median(sideEffect);
-    const rawAppendMs = median(raw);
-    return { readOnlyMs, sideEffectMs, rawAppendMs, extraAppends: (sideEffectMs - readOnlyMs) / rawAppendMs };
+    return {
+      readOnlyMs: median(readOnly),
+      sideEffectMs: median(sideEffect),
+      rawAppendMs: median(raw),
+      extraAppends: median(ratios),
+      extraAppendsRange: [Math.min(...ratios), Math.max(...ratios)],
+    };
   } finally {
     await rm(root, { recursive: true, force: true });
   }

@@ -6,7 +6,7 @@
 import { HarnessError, toHarnessError } from '../errors.js';
 import type { LoopCheckpoint, OptionsFingerprint, RunCheckpointer, RunSnapshot, RunStore } from './types.js';
 import { LatestWriter } from '../util/latest-writer.js';
-import { JournalPosition } from './journal-entry.js';
+import { JournalPosition, recordStateText } from './journal-entry.js';
 import { snapshotChunks } from './snapshot-json.js';
 import type { SnapshotSeal } from './snapshot-seal.js';
 import { LIBRARY_VERSION, SNAPSHOT_FORMAT } from './version.js';
@@ -174,7 +174,10 @@ export class StoreCheckpointer implements RunCheckpointer {
 
   #snapshot(status: RunSnapshot['status'], progress: Progress, result?: unknown): RunSnapshot {
     const i = this.#init;
-    return {
+    // The mode's state is small and changed in place by the run: copied now, as plain JSON, whose text the journal
+    // compares with the state it recorded last.
+    const stateText = JSON.stringify(progress.state);
+    const snapshot: RunSnapshot = {
       format: SNAPSHOT_FORMAT,
       library: LIBRARY_VERSION,
       runId: i.runId,
@@ -187,11 +190,12 @@ export class StoreCheckpointer implements RunCheckpointer {
       workspace: i.workspace,
       dataMark: i.dataMark,
       used: { ...progress.used },
-      // The mode's state is small and changed in place by the run: copied now, as plain JSON.
-      state: plainCopy(progress.state),
+      state: stateText === undefined ? undefined : JSON.parse(stateText),
       ...(progress.loops?.length ? { loops: progress.loops as LoopCheckpoint[] } : {}),
       ...(result === undefined ? {} : { result: plainCopy(result) }),
     };
+    recordStateText(snapshot, stateText ?? '');
+    return snapshot;
   }
 }
 

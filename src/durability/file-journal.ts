@@ -7,7 +7,7 @@ import {
   constants,
   close as closeCallback,
   fdatasync as fdatasyncCallback,
-  ftruncateSync,
+  ftruncate as ftruncateCallback,
   realpathSync,
   writeSync,
 } from 'node:fs';
@@ -22,6 +22,7 @@ import { openForAppend } from '../workspace/safe-fs.js';
 const { promisify } = process.getBuiltinModule('node:util');
 const fdatasync = promisify(fdatasyncCallback);
 const closeFd = promisify(closeCallback);
+const ftruncate = promisify(ftruncateCallback);
 
 /**
  * Appends to journal files and resets them, for one store. The first append to a journal opens it as the workspace's
@@ -67,7 +68,9 @@ export class JournalFiles {
       journal = await this.#openChecked(root, absPath, requested);
     }
     try {
-      ftruncateSync(journal.fd, 0);
+      // Through the thread pool: truncating a file of blocks is file-system work (ext4 frees them in its journal) that
+      // blocked the event loop for milliseconds per reset with many runs saving at once.
+      await ftruncate(journal.fd, 0);
     } catch (error) {
       this.#kept.retire(journal);
       throw error;

@@ -59,6 +59,18 @@ export const JournalEntrySchema = z.strictObject({
   loops: z.array(z.union([z.strictObject({ scope: z.string() }), ChangedLoopSchema])),
 });
 
+/** The JSON text of each snapshot's `state`, as the checkpointer made it: not encoded again to compare. */
+const stateTexts = new WeakMap<RunSnapshot, string>();
+
+/** Records `text` as the JSON of `snapshot.state` (the text it was copied from). @internal */
+export function recordStateText(snapshot: RunSnapshot, text: string): void {
+  stateTexts.set(snapshot, text);
+}
+
+function stateTextOf(snapshot: RunSnapshot): string {
+  return stateTexts.get(snapshot) ?? JSON.stringify(snapshot.state) ?? '';
+}
+
 /** Whether an entry's loop carries a changed checkpoint. */
 export function isChanged(loop: UnchangedLoop | ChangedLoop): loop is ChangedLoop {
   return 'keep' in loop;
@@ -86,7 +98,7 @@ export class JournalPosition {
     this.base = snapshot.mac;
     this.snapshotBytes = snapshotBytes;
     for (const loop of snapshot.loops ?? []) this.#loops.set(loop.scope, loop);
-    this.#state = JSON.stringify(snapshot.state) ?? '';
+    this.#state = stateTextOf(snapshot);
   }
 
   /**
@@ -98,7 +110,7 @@ export class JournalPosition {
     const loops = snapshot.loops ?? [];
     const scopes = new Set(loops.map((loop) => loop.scope));
     for (const scope of this.#loops.keys()) if (!scopes.has(scope)) return undefined;
-    const state = JSON.stringify(snapshot.state) ?? '';
+    const state = stateTextOf(snapshot);
     const entry: JournalEntry = {
       journal: JOURNAL_FORMAT,
       base: this.base,

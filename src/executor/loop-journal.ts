@@ -10,6 +10,7 @@ import { SUBMIT_ANSWER_TOOL } from '../prompts/executor.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { ToolInvocation } from '../tools/types.js';
 import { LatestWriter } from '../util/latest-writer.js';
+import { type BackgroundSaves, backgroundSaves, type SlotRequest } from './background-saves.js';
 
 /** The part of a checkpoint a loop changes as it goes: its dialogue and counters. */
 export type LoopProgress = Omit<LoopCheckpoint, 'purpose' | 'scope' | 'toolCalls'>;
@@ -45,12 +46,24 @@ export const INTERRUPTED_OBSERVATION =
  */
 export class CheckpointSaver {
   private readonly writer: LatestWriter<LoopCheckpoint>;
-  /** The newest checkpoint saved `later`, not handed over yet, and the promise its save returned. */
+  /**
+   * The newest checkpoint saved `later`, not handed over yet, the promise its save returned, and what it waits for:
+   * the end of the turn it was made in (`timer`), then a slot of {@link backgroundSaves} (`slot`).
+   */
   private deferred:
-    | { checkpoint: LoopCheckpoint; settle: Settle; done: Promise<void>; timer: NodeJS.Immediate }
+    | {
+        checkpoint: LoopCheckpoint;
+        settle: Settle;
+        done: Promise<void>;
+        timer: NodeJS.Immediate | undefined;
+        slot: SlotRequest | undefined;
+      }
     | undefined;
 
-  constructor(onCheckpoint: (checkpoint: LoopCheckpoint) => Promise<void>) {
+  constructor(
+    onCheckpoint: (checkpoint: LoopCheckpoint) => Promise<void>,
+    private readonly slots: BackgroundSaves = backgroundSaves,
+  ) {
     this.writer = new LatestWriter(async (checkpoint) => {
       try {
         await onCheckpoint(checkpoint);
@@ -76,9 +89,10 @@ export class CheckpointSaver {
   /**
    * Resolves once `checkpoint` (or a newer one) is saved; rejects with the save's error (`store-failed` by default).
    * With `later` (a save the loop does not wait for), it is handed over once the loop's current turn of the event
-   * loop is done, unless a newer checkpoint comes first and takes its place: a loop whose next step comes at once (its
-   * model answered from a cache) then writes one entry where it would write two, and a step that must wait for its
-   * save (a side effect's start) never waits behind a save it does not need.
+   * loop is done and one of the process's {@link backgroundSaves} slots is free, unless a newer checkpoint comes first
+   * and takes its place: a loop whose next step comes at once (its model answered from a cache), or whose store is
+   * busy with other runs' saves, then writes one entry where it would write several, and a step that must wait for
+   * its save (a side effect's start) never waits behind a save it does not need.
    */
   save(checkpoint: LoopCheckpoint, later = false): Promise<void> {
     if (later) {
@@ -90,7 +104,23 @@ export class CheckpointSaver {
       const done = new Promise<void>((resolve, reject) => {
         settle = { resolve, reject };
       });
-      this.deferred = { checkpoint, settle, done, timer: setImmediate(() => this.flush()) };
+      const deferred: NonNullable<CheckpointSaver['deferred']> = {
+        checkpoint,
+        settle,
+        done,
+        timer: undefined,
+        slot: undefined,
+      };
+      deferred.timer = setImmediate(() => {
+        deferred.timer = undefined;
+        deferred.slot = this.slots.request((release) => {
+          if (this.deferred !== deferred) return release();
+          // The slot is the write's now: given back once it settles.
+          deferred.slot = undefined;
+          this.handOver(this.takeDeferred(), release);
+        });
+      });
+      this.deferred = deferred;
       return done;
     }
     const covered = this.takeDeferred();
@@ -99,16 +129,28 @@ export class CheckpointSaver {
     return saving;
   }
 
-  /** Hands the deferred checkpoint over now, if there is one. */
+  /** Hands the deferred checkpoint over now, if there is one, without waiting for a slot. */
   private flush(): void {
-    const deferred = this.takeDeferred();
-    if (deferred) this.writer.push(deferred.checkpoint).then(deferred.settle.resolve, deferred.settle.reject);
+    this.handOver(this.takeDeferred());
+  }
+
+  /** Hands `deferred` over to the writer; `release` gives its slot back once the write settles. */
+  private handOver(deferred: CheckpointSaver['deferred'], release?: () => void): void {
+    if (!deferred) {
+      release?.();
+      return;
+    }
+    const saving = this.writer.push(deferred.checkpoint);
+    saving.then(deferred.settle.resolve, deferred.settle.reject);
+    if (release) saving.then(release, release);
   }
 
   private takeDeferred(): CheckpointSaver['deferred'] {
     const deferred = this.deferred;
     this.deferred = undefined;
-    if (deferred) clearImmediate(deferred.timer);
+    if (deferred?.timer) clearImmediate(deferred.timer);
+    // A slot waited for (or granted) and not used goes to the next loop waiting.
+    deferred?.slot?.cancel();
     return deferred;
   }
 }
