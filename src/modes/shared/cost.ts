@@ -34,9 +34,11 @@ function priceOfRole(o: CostOptions, role: Purpose): RolePrice {
   }
   const backend = backendOfRole(o, role);
   if (p && backend === o.backend && p.inputPerMTok !== undefined && p.outputPerMTok !== undefined) {
-    const { currency, inputPerMTok, outputPerMTok, cachedInputPerMTok } = p;
+    const { currency, inputPerMTok, outputPerMTok, cachedInputPerMTok, cacheWritePerMTok } = p;
     const cached = cachedInputPerMTok === undefined ? {} : { cachedInputPerMTok };
-    return { pricing: { currency, inputPerMTok, outputPerMTok, ...cached }, source: 'pricing', fromBackend: false };
+    const writes = cacheWritePerMTok === undefined ? {} : { cacheWritePerMTok };
+    const pricing = { currency, inputPerMTok, outputPerMTok, ...cached, ...writes };
+    return { pricing, source: 'pricing', fromBackend: false };
   }
   const which = backend === o.backend ? 'backend' : `roles.${role}`;
   const source = `the pricing of ${which} (${backend.provider} ${backend.modelId})`;

@@ -132,7 +132,8 @@ export const ROLE_NAMES = [
 ] as const satisfies readonly RoleName[];
 
 /**
- * Prices of the run's calls, in `currency`: `inputPerMTok` / `outputPerMTok` (and `cachedInputPerMTok`) price the
+ * Prices of the run's calls, in `currency`: `inputPerMTok` / `outputPerMTok` (and `cachedInputPerMTok`,
+ * `cacheWritePerMTok`) price the
  * calls of the main `backend` (over its own `pricing`); `roles` prices one role's calls, whatever backend makes them.
  */
 const HarnessPricingSchema = z
@@ -141,13 +142,17 @@ const HarnessPricingSchema = z
     inputPerMTok: PricingSchema.shape.inputPerMTok.optional(),
     outputPerMTok: PricingSchema.shape.outputPerMTok.optional(),
     cachedInputPerMTok: PricingSchema.shape.cachedInputPerMTok,
+    cacheWritePerMTok: PricingSchema.shape.cacheWritePerMTok,
     roles: z.partialRecord(z.enum(ROLE_NAMES), PricingSchema).default({}),
   })
   .refine(
     (p) =>
       (p.inputPerMTok === undefined) === (p.outputPerMTok === undefined) &&
-      (p.cachedInputPerMTok === undefined || p.inputPerMTok !== undefined),
-    { error: 'give inputPerMTok and outputPerMTok together (and cachedInputPerMTok only with them)' },
+      ((p.cachedInputPerMTok === undefined && p.cacheWritePerMTok === undefined) || p.inputPerMTok !== undefined),
+    {
+      error:
+        'give inputPerMTok and outputPerMTok together (and cachedInputPerMTok / cacheWritePerMTok only with them)',
+    },
   );
 
 /** The option schema of `createHarness`. */
