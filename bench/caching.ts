@@ -19,6 +19,7 @@ import {
   type ToolSpec,
 } from '../src/index.js';
 import { planOf, submit, toolCall, verdict } from '../src/testing/replies.js';
+import { aiSdkTurn, deterministicText, fakeAiSdkModel } from './long-loop.js';
 import { SimulatedPromptCache, withSimulatedPromptCache } from '../src/testing/simulated-prompt-cache.js';
 
 /** Tool calls of the long loop, and pages per subtask × subtasks of the pipeline run. */
@@ -33,7 +34,6 @@ const SECONDS_PER_CALL = 5;
 const PREFILL_MS_PER_TOKEN = 0.2;
 const OUTPUT_TOKENS_PER_CALL = 50;
 const TASK = 'Fetch every measurement page with fetch_page, then answer with the largest value.';
-const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'context', 'window', 'token', 'memory', 'agent', 'result', '42'];
 
 /** A price sheet and the cache its provider runs. Prices per million tokens, in USD. */
 interface Sheet {
@@ -85,16 +85,8 @@ export interface CacheMeasurement {
   meanTtftMs: number;
 }
 
-/** A deterministic text: words drawn by a fixed linear congruential sequence (as in long-loop.ts). */
-function page(seed: number): string {
-  let state = seed;
-  let out = '';
-  while (out.length < PAGE_CHARS) {
-    state = (state * 1103515245 + 12345) & 0x7fffffff;
-    out += `${WORDS[state % WORDS.length]}${state % 13 === 0 ? '.\n' : ' '}`;
-  }
-  return out.slice(0, PAGE_CHARS);
-}
+/** Page `n`'s text, as the long loop of the peer benchmark makes it. */
+const page = (seed: number) => deterministicText(seed, PAGE_CHARS);
 
 /** Adds up the calls of one run: tokens, billed input and prefill time. */
 class Bill {
@@ -264,40 +256,12 @@ async function aiSdkRun(workload: Workload, sheet: Sheet): Promise<CacheMeasurem
   const cacheControl = { anthropic: { cacheControl: { type: 'ephemeral' as const } } };
   const marked = sheet.cache === 'markers';
   let calls = 0;
-  const usage = {
-    inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 },
-    outputTokens: { total: 0, text: 0, reasoning: 0 },
-  };
-  const model = {
-    specificationVersion: 'v3' as const,
-    provider: 'bench',
-    modelId: 'simulated',
-    supportedUrls: {},
-    doGenerate: async (options: { prompt: unknown[]; tools?: unknown[] }) => {
-      tick();
-      const request = fromAiSdkPrompt(options.prompt, options.tools ?? []);
-      bill.add({ ...cache.observe(request), outputTokens: OUTPUT_TOKENS_PER_CALL }, calls === 0);
-      const step = calls++;
-      if (step < pages) {
-        const input = JSON.stringify({ page: step });
-        return {
-          content: [{ type: 'tool-call' as const, toolCallId: `c${step}`, toolName: 'fetch_page', input }],
-          finishReason: { unified: 'tool-calls' as const, raw: undefined },
-          usage,
-          warnings: [],
-        };
-      }
-      return {
-        content: [{ type: 'text' as const, text: 'done' }],
-        finishReason: { unified: 'stop' as const, raw: undefined },
-        usage,
-        warnings: [],
-      };
-    },
-    doStream: async () => {
-      throw new Error('the benchmark model does not stream');
-    },
-  };
+  const model = fakeAiSdkModel('simulated', (options) => {
+    tick();
+    const request = fromAiSdkPrompt(options.prompt, options.tools ?? []);
+    bill.add({ ...cache.observe(request), outputTokens: OUTPUT_TOKENS_PER_CALL }, calls === 0);
+    return aiSdkTurn(calls++, pages);
+  });
   await generateText({
     model,
     messages: [
