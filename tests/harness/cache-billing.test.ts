@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { callCost } from '../../src/backend/pricing.js';
 import { createHarness, type GenerateResult, type LlmResponseEvent, type Usage } from '../../src/index.js';
-import { ScriptedBackend, planOf, submit } from '../../src/testing/index.js';
+import { runBackendView } from '../../src/llm/call-gate.js';
+import { ScriptedBackend, planOf, submit, withSimulatedPromptCache } from '../../src/testing/index.js';
 import { collect, tempDir } from './helpers.js';
 
 /** Anthropic's multipliers on a $3 input price: reads 0.1×, 5-minute writes 1.25×. */
@@ -80,5 +81,13 @@ describe('billing cached tokens', () => {
     expect(byPurpose.synthesize).toMatchObject({ cachedInputTokens: 0, cacheWriteInputTokens: 0, cacheHitRatio: 0 });
     // The plan's provider said nothing about caching: no cache figures, rather than a 0 % it never reported.
     expect(byPurpose.plan).toEqual({ calls: 1, inputTokens: 2_000, outputTokens: 50 });
+  });
+});
+
+describe("a run's view of a caching backend", () => {
+  it('keeps the backend’s promptCache, so a priced or cost-limited run still sees how its provider caches', async () => {
+    const cached = withSimulatedPromptCache(new ScriptedBackend([submit('x')]), { mode: 'markers', now: () => 0 });
+    const view = runBackendView(cached, { pricing: { ...SHEET }, gate: undefined });
+    expect(view.promptCache).toEqual({ mode: 'markers', minPrefixTokens: 1024, maxMarkers: 4 });
   });
 });
