@@ -64,7 +64,8 @@ export function toWire(messages: Message[]): {
     return turn >= 0 && block >= 0 ? { turn, block } : undefined;
   };
   for (const message of messages) {
-    const before = `${wire.length}:${wire.at(-1)?.content.length ?? 0}`;
+    const turnsBefore = wire.length;
+    const blocksBefore = wire.at(-1)?.content.length ?? 0;
     if (message.role !== 'tool') toolTurn = undefined;
     switch (message.role) {
       case 'system':
@@ -96,8 +97,8 @@ export function toWire(messages: Message[]): {
         break;
       }
     }
-    const after = `${wire.length}:${wire.at(-1)?.content.length ?? 0}`;
-    ends.push(after === before ? undefined : lastBlock());
+    const added = wire.length !== turnsBefore || (wire.at(-1)?.content.length ?? 0) !== blocksBefore;
+    ends.push(added ? lastBlock() : undefined);
   }
   return { system: system.join('\n\n'), messages: wire, ends };
 }

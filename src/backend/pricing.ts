@@ -44,7 +44,7 @@ export function callCost(usage: Usage, pricing: Pricing): number {
 }
 
 /** A call's input tokens split into uncached, cache-read and cache-written ones (they add up to `inputTokens`). */
-export function inputShares(usage: Usage): { uncached: number; cacheRead: number; cacheWrite: number } {
+function inputShares(usage: Usage): { uncached: number; cacheRead: number; cacheWrite: number } {
   const input = Math.max(0, usage.inputTokens);
   const cacheRead = Math.min(input, Math.max(0, usage.cachedInputTokens ?? 0));
   const cacheWrite = Math.min(input - cacheRead, Math.max(0, usage.cacheWriteInputTokens ?? 0));

@@ -118,12 +118,6 @@ export class CostGate implements CallGate {
   admit(call: PlannedCall): () => void {
     if (this.refusal) throw new HarnessError('cost-limit', this.refusal);
     const { maxCost, currency } = this.run;
-    const pricing = call.backend.pricing;
-    // Without a reserve, the answer can use whatever its window leaves.
-    const output = call.maxOutputTokens ?? Math.max(0, call.backend.contextWindow - call.requestTokens);
-    const priced = pricing ? worstCaseCost(call.requestTokens, output, pricing) : Number.NaN;
-    // Fails closed: a call without a price (or without a bound) could cost anything.
-    const worstCase = Number.isFinite(priced) ? priced : Number.POSITIVE_INFINITY;
     const spent = this.run.costSoFar();
     const money = (amount: number) => formatCost(amount, currency);
     if (this.run.costLimit === 'soft') {
@@ -133,8 +127,15 @@ export class CostGate implements CallGate {
             `so the next call — ${call.purpose} in ${call.scope} — was not made. Raise limits.maxCost to let runs go further.`,
         );
       }
-      return this.reserve(0);
+      // Nothing to reserve: a soft limit never counts what running calls could cost.
+      return () => undefined;
     }
+    const pricing = call.backend.pricing;
+    // Without a reserve, the answer can use whatever its window leaves.
+    const output = call.maxOutputTokens ?? Math.max(0, call.backend.contextWindow - call.requestTokens);
+    const priced = pricing ? worstCaseCost(call.requestTokens, output, pricing) : Number.NaN;
+    // Fails closed: a call without a price (or without a bound) could cost anything.
+    const worstCase = Number.isFinite(priced) ? priced : Number.POSITIVE_INFINITY;
     const reserved = [...this.running].reduce((sum, r) => sum + r.worstCase, 0);
     if (spent + reserved + worstCase > maxCost) {
       this.refuse(
