@@ -3,7 +3,6 @@
  * cache reads and writes the way Anthropic (marker-based) or OpenAI (automatic) would, deterministically.
  * @module
  */
-import { createHash } from 'node:crypto';
 import type {
   GenerateRequest,
   GenerateResult,
@@ -211,7 +210,7 @@ export class SimulatedPromptCache {
     let hash = '';
     let tokens = 0;
     for (const text of texts) {
-      hash = createHash('sha256').update(hash).update(this.hashOf(text)).digest('hex');
+      hash = sha256(hash + this.hashOf(text));
       tokens += this.tokensOf(text);
       prefixHashes.push(hash);
       prefixTokens.push(tokens);
@@ -231,11 +230,16 @@ export class SimulatedPromptCache {
   private hashOf(text: string): string {
     let hash = this.partHashes.get(text);
     if (hash === undefined) {
-      hash = createHash('sha256').update(text).digest('hex');
+      hash = sha256(text);
       this.partHashes.set(text, hash);
     }
     return hash;
   }
+}
+
+/** The SHA-256 of a text, in hex; node:crypto is loaded on first use, as everywhere in the library. */
+function sha256(text: string): string {
+  return process.getBuiltinModule('node:crypto').createHash('sha256').update(text).digest('hex');
 }
 
 /** A JSON text of `value` with its object keys sorted, so equal values serialise alike whatever their key order. */
