@@ -104,7 +104,7 @@ export function mapFinishReason(reason: unknown): FinishReason | undefined {
 
 /**
  * The usage of a Chat Completions answer, from every shape the compatible servers send: `prompt_tokens` with cache
- * reads in `prompt_tokens_details.cached_tokens` (OpenAI, Qwen, GLM, Groq, Gemini's compatible endpoint) or in
+ * reads in `prompt_tokens_details.cached_tokens` (OpenAI, Qwen, GLM, Groq and other compatible servers) or in
  * DeepSeek's `prompt_cache_hit_tokens` (beside `prompt_cache_miss_tokens`), and cache writes in OpenRouter's
  * `prompt_tokens_details.cache_write_tokens`.
  */
