@@ -47,7 +47,50 @@ export function anthropicPromptCache(modelId: string, markers: boolean, ttl: Ant
   };
 }
 
-/** What to mark in one request. */
+/** Which parts of a request carry a cache marker: see {@link chooseCacheMarkers}. */
+export interface CacheMarkerChoice {
+  /** Whether the prefix before the messages (the system prompt, or else the tools) is marked. */
+  prefix: boolean;
+  /** Indices of the marked messages: the newest first, then the breakpoints kept. */
+  messages: number[];
+}
+
+/**
+ * Where a request's `cache_control` markers go, within `maxMarkers`: the system prompt (its prefix covers the tools
+ * too; without a system prompt, the last tool), a rolling marker on the newest message (so the next request of a loop
+ * reads everything before it), and the request's breakpoints, the newest kept when there are too many. A message
+ * that `markable` refuses (one that adds no block to the body) is skipped. The Anthropic adapter marks its bodies so,
+ * and `SimulatedPromptCache` reads requests so.
+ */
+export function chooseCacheMarkers(request: {
+  /** What stands before the messages: a system prompt, tools only, or nothing. */
+  prefix: 'system' | 'tools' | undefined;
+  messageCount: number;
+  markable: (index: number) => boolean;
+  breakpoints: readonly number[];
+  maxMarkers: number;
+}): CacheMarkerChoice {
+  let budget = request.maxMarkers;
+  const prefix = request.prefix !== undefined && budget > 0;
+  if (prefix) budget -= 1;
+  const messages: number[] = [];
+  let newest = request.messageCount - 1;
+  while (newest >= 0 && !request.markable(newest)) newest -= 1;
+  if (newest >= 0 && budget > 0) {
+    messages.push(newest);
+    budget -= 1;
+  }
+  // Newest breakpoints first: when the budget runs out, the oldest are the ones left unmarked.
+  for (const index of [...new Set(request.breakpoints)].sort((a, b) => b - a)) {
+    if (budget <= 0) break;
+    if (index < 0 || index >= request.messageCount || !request.markable(index) || messages.includes(index)) continue;
+    messages.push(index);
+    budget -= 1;
+  }
+  return { prefix, messages };
+}
+
+/** What to mark in one request's body. */
 export interface CacheMarkerPlan {
   /** Where each harness message ends in the wire body (`undefined` for a system message or one with no content). */
   ends: ReadonlyArray<WireBlockRef | undefined>;
@@ -58,49 +101,35 @@ export interface CacheMarkerPlan {
 }
 
 /**
- * Puts `cache_control` on the body's stable parts, within `maxMarkers`: the system prompt (its prefix covers the
- * tools too; without a system prompt, the last tool), a rolling marker on the newest block (so the next request of a
- * loop reads everything before it), and the request's breakpoints in between, the newest kept when there are too
- * many. Mutates `body`; returns how many markers it placed.
+ * Puts `cache_control` on the blocks {@link chooseCacheMarkers} chooses: the system prompt (as a text block), or the
+ * last tool; the last block of each chosen message. Mutates `body`; returns how many markers it placed.
  */
 export function placeCacheMarkers(body: Record<string, unknown>, plan: CacheMarkerPlan): number {
   const control = plan.ttl === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' };
-  let budget = plan.maxMarkers;
-  if (budget <= 0) return 0;
+  const hasSystem = typeof body.system === 'string' && body.system !== '';
+  const tools = Array.isArray(body.tools) ? (body.tools as Array<Record<string, unknown>>) : [];
+  const choice = chooseCacheMarkers({
+    prefix: hasSystem ? 'system' : tools.length > 0 ? 'tools' : undefined,
+    messageCount: plan.ends.length,
+    markable: (index) => plan.ends[index] !== undefined,
+    breakpoints: plan.breakpoints,
+    maxMarkers: plan.maxMarkers,
+  });
   let placed = 0;
-  if (typeof body.system === 'string' && body.system !== '') {
+  if (choice.prefix && hasSystem) {
     body.system = [{ type: 'text', text: body.system, cache_control: control }];
-    budget -= 1;
     placed += 1;
-  } else if (Array.isArray(body.tools) && body.tools.length > 0) {
-    const tools = body.tools as Array<Record<string, unknown>>;
+  } else if (choice.prefix) {
     tools[tools.length - 1] = { ...tools.at(-1), cache_control: control };
-    budget -= 1;
     placed += 1;
   }
-  const messages = body.messages as Array<{ role: string; content: Array<Record<string, unknown>> }>;
-  const blocks: WireBlockRef[] = [];
-  const lastTurn = messages.length - 1;
-  const newest = lastTurn >= 0 ? { turn: lastTurn, block: (messages[lastTurn]?.content.length ?? 0) - 1 } : undefined;
-  if (newest && newest.block >= 0 && budget > 0) {
-    blocks.push(newest);
-    budget -= 1;
-  }
-  const same = (a: WireBlockRef, b: WireBlockRef) => a.turn === b.turn && a.block === b.block;
-  // Newest breakpoints first: when the budget runs out, the oldest are the ones left unmarked.
-  const marked = [...new Set(plan.breakpoints)].sort((a, b) => b - a);
-  for (const index of marked) {
-    if (budget <= 0) break;
+  const messages = body.messages as Array<{ content: Array<Record<string, unknown>> }>;
+  for (const index of choice.messages) {
     const ref = plan.ends[index];
-    if (!ref || blocks.some((b) => same(b, ref))) continue;
-    blocks.push(ref);
-    budget -= 1;
-  }
-  for (const { turn, block } of blocks) {
-    const content = messages[turn]?.content;
-    const target = content?.[block];
-    if (!content || !target) continue;
-    content[block] = { ...target, cache_control: control };
+    const content = ref ? messages[ref.turn]?.content : undefined;
+    const target = ref ? content?.[ref.block] : undefined;
+    if (!ref || !content || !target) continue;
+    content[ref.block] = { ...target, cache_control: control };
     placed += 1;
   }
   return placed;

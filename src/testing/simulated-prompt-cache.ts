@@ -12,6 +12,7 @@ import type {
   StreamPart,
   ToolSpec,
 } from '../backend/types.js';
+import { chooseCacheMarkers } from '../backend/anthropic-cache.js';
 import { HarnessError } from '../errors.js';
 import { gptTokenizer, type Tokenizer } from '../memory/tokenizer.js';
 
@@ -168,31 +169,26 @@ export class SimulatedPromptCache {
     return this.minPrefix + Math.floor((tokens - this.minPrefix) / this.step) * this.step;
   }
 
-  /**
-   * The parts a markers request marks, as the Anthropic adapter does: the end of the system prompt (or the last tool
-   * when there is none), the newest message, then the breakpoints, newest first, while markers remain.
-   */
+  /** The parts a markers request marks: where the Anthropic adapter puts its markers. */
   private markedParts(request: CacheableRequest, parts: Parts): number[] {
     const messages = request.messages;
-    const partOf = (index: number) => parts.toolCount + index;
-    const marked: number[] = [];
-    let budget = this.maxMarkers;
     const lastSystem = messages.findLastIndex((m) => m.role === 'system');
-    if (budget > 0 && lastSystem >= 0) marked.push(partOf(lastSystem));
-    else if (budget > 0 && parts.toolCount > 0) marked.push(parts.toolCount - 1);
-    budget -= marked.length;
-    const newest = messages.length - 1;
-    if (budget > 0 && newest >= 0 && messages[newest]?.role !== 'system') {
-      marked.push(partOf(newest));
-      budget -= 1;
-    }
-    const breakpoints = [...new Set(request.cacheBreakpoints ?? [])].sort((a, b) => b - a);
-    for (const index of breakpoints) {
-      if (budget <= 0) break;
-      if (index < 0 || index >= messages.length || marked.includes(partOf(index))) continue;
-      marked.push(partOf(index));
-      budget -= 1;
-    }
+    const choice = chooseCacheMarkers({
+      prefix: lastSystem >= 0 ? 'system' : parts.toolCount > 0 ? 'tools' : undefined,
+      messageCount: messages.length,
+      markable: (index) => messages[index]?.role !== 'system',
+      breakpoints: request.cacheBreakpoints ?? [],
+      maxMarkers: this.maxMarkers,
+    });
+    // Parts: the tool specs, then the system messages, then the others (see cut).
+    const systemCount = messages.filter((m) => m.role === 'system').length;
+    const order = [
+      ...messages.flatMap((m, i) => (m.role === 'system' ? [i] : [])),
+      ...messages.flatMap((m, i) => (m.role === 'system' ? [] : [i])),
+    ];
+    const partOf = (index: number) => parts.toolCount + order.indexOf(index);
+    const marked = choice.messages.map(partOf);
+    if (choice.prefix) marked.push(systemCount > 0 ? parts.toolCount + systemCount - 1 : parts.toolCount - 1);
     return marked;
   }
 
