@@ -137,11 +137,6 @@ export class SimulatedPromptCache {
     return { inputTokens: total, cachedInputTokens: read, cacheWriteInputTokens: Math.max(0, furthest - read) };
   }
 
-  /** Forgets every cached prefix (of every key). */
-  clear(): void {
-    this.stores.clear();
-  }
-
   private storeOf(key: string): Map<string, Entry> {
     let store = this.stores.get(key);
     if (!store) {
