@@ -53,7 +53,7 @@ const ANTHROPIC: Sheet = {
   cachedInputPerMTok: 0.3,
   cacheWritePerMTok: 3.75,
 };
-/** GPT-4.1's list prices: $2 input, cached 0.25×, no write charge. */
+/** GPT-4.1's list prices as published at its launch: $2 input, cached 0.25×, no write charge (check the current sheet). */
 const OPENAI: Sheet = {
   name: 'OpenAI (GPT-4.1: $2 in, $0.50 cached)',
   cache: 'automatic',

@@ -95,8 +95,8 @@ export interface GenerateRequest {
   purpose?: Purpose;
   signal?: AbortSignal;
   /**
-   * Indices into `messages` of the messages that end a stable part of the dialogue (the original request, the latest
-   * compression summary), set by the harness. A backend whose prompt cache needs markers
+   * Indices into `messages` of the messages that end a stable part of the dialogue (such as the original request or the
+   * latest compression summary). A backend whose prompt cache needs markers
    * ({@link PromptCacheCapability} `mode: 'markers'`) marks them as cache breakpoints; other backends ignore them.
    */
   cacheBreakpoints?: readonly number[];
