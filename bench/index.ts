@@ -1,11 +1,12 @@
 /**
  * `npm run bench`: the benchmarks of horizon-harness — context growth, the Vercel AI SDK peer comparison and 100 and
  * 1 000 concurrent runs (against the built `dist/`), durable runs under SIGKILL, independent subtasks in parallel, the
- * event-loop delay of counting hostile text, and runs per minute on BullMQ workers (needs `redis-server` on the PATH;
+ * event-loop delay of counting hostile text, billed input dollars with simulated provider prompt caches, and runs per minute on BullMQ workers (needs `redis-server` on the PATH;
  * skipped with a note otherwise).
  * @module
  */
 import { execFileSync } from 'node:child_process';
+import { cachingBench } from './caching.js';
 import { main } from './context-growth.js';
 import { durabilityBench } from './durability.js';
 import { parallelBench } from './parallel.js';
@@ -18,6 +19,7 @@ await peerBench();
 await durabilityBench();
 await parallelBench();
 await tokenizerLoopBench();
+await cachingBench();
 if (hasRedisServer()) await scaleOut();
 else console.log('\nScale-out on BullMQ: skipped, redis-server is not installed (Debian package redis-server).');
 

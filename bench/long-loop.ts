@@ -67,7 +67,7 @@ const rssMb = () => process.memoryUsage().rss / 1024 / 1024;
 const peakRssMb = () => process.resourceUsage().maxRSS / 1024;
 
 /** A deterministic text: words drawn by a fixed linear congruential sequence. */
-function deterministicText(seed: number, length: number): string {
+export function deterministicText(seed: number, length: number): string {
   let state = seed;
   let out = '';
   while (out.length < length) {
@@ -190,39 +190,12 @@ async function aiSdkLoop(_config: LoopConfig): Promise<Loop> {
   return async (config, outputs, clock) => {
     let calls = 0;
     let promptTokens = 0;
-    const usage = {
-      inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 },
-      outputTokens: { total: 0, text: 0, reasoning: 0 },
-    };
-    const model = {
-      specificationVersion: 'v3' as const,
-      provider: 'bench',
-      modelId: 'zero-latency',
-      supportedUrls: {},
-      doGenerate: async (options: { prompt: unknown[]; tools?: unknown[] }) =>
-        clock.time(() => {
-          if (config.countTokens && counter) promptTokens += counter(options.prompt, options.tools ?? []);
-          const step = calls++;
-          if (step < config.steps) {
-            const input = JSON.stringify({ page: step });
-            return {
-              content: [{ type: 'tool-call' as const, toolCallId: `c${step}`, toolName: 'fetch_page', input }],
-              finishReason: { unified: 'tool-calls' as const, raw: undefined },
-              usage,
-              warnings: [],
-            };
-          }
-          return {
-            content: [{ type: 'text' as const, text: 'done' }],
-            finishReason: { unified: 'stop' as const, raw: undefined },
-            usage,
-            warnings: [],
-          };
-        }),
-      doStream: async () => {
-        throw new Error('the benchmark model does not stream');
-      },
-    };
+    const model = fakeAiSdkModel('zero-latency', (options) =>
+      clock.time(() => {
+        if (config.countTokens && counter) promptTokens += counter(options.prompt, options.tools ?? []);
+        return aiSdkTurn(calls++, config.steps);
+      }),
+    );
     await generateText({
       model,
       prompt: TASK,
@@ -237,6 +210,52 @@ async function aiSdkLoop(_config: LoopConfig): Promise<Loop> {
     });
     if (calls !== config.steps + 1) throw new Error(`AI SDK loop: ${calls} model calls, expected ${config.steps + 1}`);
     return promptTokens;
+  };
+}
+
+/**
+ * The fake AI SDK model's answer to call `step` (from 0) of a loop of `steps` page fetches: `fetch_page` of page
+ * `step`, or the final text once every page is fetched.
+ */
+export function aiSdkTurn(step: number, steps: number) {
+  const usage = {
+    inputTokens: { total: 0, noCache: 0, cacheRead: 0, cacheWrite: 0 },
+    outputTokens: { total: 0, text: 0, reasoning: 0 },
+  };
+  if (step < steps) {
+    const input = JSON.stringify({ page: step });
+    return {
+      content: [{ type: 'tool-call' as const, toolCallId: `c${step}`, toolName: 'fetch_page', input }],
+      finishReason: { unified: 'tool-calls' as const, raw: undefined },
+      usage,
+      warnings: [],
+    };
+  }
+  return {
+    content: [{ type: 'text' as const, text: 'done' }],
+    finishReason: { unified: 'stop' as const, raw: undefined },
+    usage,
+    warnings: [],
+  };
+}
+
+/** The options of a fake AI SDK model's call that the benchmarks read. */
+export interface FakeCallOptions {
+  prompt: unknown[];
+  tools?: unknown[];
+}
+
+/** A zero-latency AI SDK model (`LanguageModelV3`, no streaming) that answers each call with `answer(options)`. */
+export function fakeAiSdkModel(modelId: string, answer: (options: FakeCallOptions) => ReturnType<typeof aiSdkTurn>) {
+  return {
+    specificationVersion: 'v3' as const,
+    provider: 'bench',
+    modelId,
+    supportedUrls: {},
+    doGenerate: async (options: FakeCallOptions) => answer(options),
+    doStream: async () => {
+      throw new Error('the benchmark model does not stream');
+    },
   };
 }
 

@@ -11,6 +11,7 @@ export type {
   LlmBackend,
   Message,
   Pricing,
+  PromptCacheCapability,
   Purpose,
   RetryNotice,
   StreamPart,

@@ -3,6 +3,7 @@
  * figures back in the harness's terms. Pure translation, no I/O.
  * @module
  */
+import type { WireBlockRef } from './anthropic-cache.js';
 import type { ContentPart, FinishReason, Message, Usage } from './types.js';
 
 const STOP_REASONS: Record<string, FinishReason> = {
@@ -44,12 +45,27 @@ function parseArguments(text: string): unknown {
   }
 }
 
-/** Messages API turns: system text apart, consecutive tool results merged into one user turn. */
-export function toWire(messages: Message[]): { system: string; messages: Array<{ role: string; content: unknown[] }> } {
+/**
+ * Messages API turns: system text apart, consecutive tool results merged into one user turn. `ends[i]` is where
+ * message `i` ends in them (its last block), for cache markers; a message that adds no block has none.
+ */
+export function toWire(messages: Message[]): {
+  system: string;
+  messages: Array<{ role: string; content: unknown[] }>;
+  ends: Array<WireBlockRef | undefined>;
+} {
   const system: string[] = [];
   const wire: Array<{ role: string; content: unknown[] }> = [];
+  const ends: Array<WireBlockRef | undefined> = [];
   let toolTurn: { role: string; content: unknown[] } | undefined;
+  const lastBlock = (): WireBlockRef | undefined => {
+    const turn = wire.length - 1;
+    const block = (wire[turn]?.content.length ?? 0) - 1;
+    return turn >= 0 && block >= 0 ? { turn, block } : undefined;
+  };
   for (const message of messages) {
+    const turnsBefore = wire.length;
+    const blocksBefore = wire.at(-1)?.content.length ?? 0;
     if (message.role !== 'tool') toolTurn = undefined;
     switch (message.role) {
       case 'system':
@@ -81,10 +97,18 @@ export function toWire(messages: Message[]): { system: string; messages: Array<{
         break;
       }
     }
+    const added = wire.length !== turnsBefore || (wire.at(-1)?.content.length ?? 0) !== blocksBefore;
+    ends.push(added ? lastBlock() : undefined);
   }
-  return { system: system.join('\n\n'), messages: wire };
+  return { system: system.join('\n\n'), messages: wire, ends };
 }
 
+/**
+ * Folds a usage object (of a whole message, or of a stream's `message_start` / `message_delta`) into `into`. The
+ * Messages API counts cache reads (`cache_read_input_tokens`) and writes (`cache_creation_input_tokens`) apart from
+ * `input_tokens`; the prompt's size, `inputTokens`, is the three added. A figure a later event leaves out keeps its
+ * earlier value.
+ */
 export function mapUsage(usage: unknown, into: Usage): Usage {
   if (typeof usage !== 'object' || usage === null) return into;
   const u = usage as Record<string, unknown>;
@@ -93,9 +117,10 @@ export function mapUsage(usage: unknown, into: Usage): Usage {
   const cacheWrite = num('cache_creation_input_tokens');
   const input = num('input_tokens');
   const result: Usage = { ...into };
-  // The Messages API counts cached prompt tokens apart from input_tokens; the prompt's size is their sum.
-  if (input !== undefined) result.inputTokens = input + (cacheRead ?? 0) + (cacheWrite ?? 0);
-  if (num('output_tokens') !== undefined) result.outputTokens = num('output_tokens') ?? 0;
   if (cacheRead !== undefined) result.cachedInputTokens = cacheRead;
+  if (cacheWrite !== undefined) result.cacheWriteInputTokens = cacheWrite;
+  if (input !== undefined)
+    result.inputTokens = input + (result.cachedInputTokens ?? 0) + (result.cacheWriteInputTokens ?? 0);
+  if (num('output_tokens') !== undefined) result.outputTokens = num('output_tokens') ?? 0;
   return result;
 }

@@ -14,9 +14,17 @@ import { baseUrlSchema, commonFields, parseOptions, retrySettings } from './opti
 import { readAnswerBody } from './response-body.js';
 import { SamplingPolicy, type SamplingRule } from './sampling.js';
 import { parseSse } from './sse.js';
+import { anthropicPromptCache, placeCacheMarkers } from './anthropic-cache.js';
 import { mapStopReason, mapUsage, toWire } from './anthropic-wire.js';
 import { finishOf, partsOf, StreamAssembler, type OpenToolCall } from './stream-assembler.js';
-import type { BackendPricing, GenerateRequest, GenerateResult, LlmBackend, StreamPart } from './types.js';
+import type {
+  BackendPricing,
+  GenerateRequest,
+  GenerateResult,
+  LlmBackend,
+  PromptCacheCapability,
+  StreamPart,
+} from './types.js';
 
 // Not imported by name: an ESM import of node:util reads every export, which loads its argument parser and MIME module.
 const { inspect } = process.getBuiltinModule('node:util');
@@ -35,6 +43,18 @@ export const AnthropicOptionsSchema = z.strictObject({
    * @defaultValue `DEFAULTS.maxOutputTokens` (8192), the output the harness reserves for every answer
    */
   maxOutputTokens: z.number().int().positive().default(DEFAULTS.maxOutputTokens),
+  /**
+   * Whether requests carry `cache_control` markers (the system prompt, the request's `cacheBreakpoints` and the newest
+   * message), so the provider caches their prefixes. `false` sends none: nothing is cached.
+   * @defaultValue true
+   */
+  cacheMarkers: z.boolean().default(true),
+  /**
+   * How long a cached prefix lives after its last use: `'5m'`, or `'1h'` (sent as `ttl: '1h'`; its writes are billed
+   * higher, see docs/backends.md).
+   * @defaultValue '5m'
+   */
+  cacheTtl: z.enum(['5m', '1h']).default('5m'),
   ...commonFields,
 });
 
@@ -63,6 +83,7 @@ class AnthropicBackend implements LlmBackend {
   readonly supportsImages?: boolean;
   readonly streaming: boolean;
   readonly pricing?: BackendPricing;
+  readonly promptCache: PromptCacheCapability;
   private readonly sampling: SamplingPolicy;
   // Private (#) fields: the options and the transport hold the api key and headers, which must never print.
   readonly #options: z.output<typeof AnthropicOptionsSchema>;
@@ -83,6 +104,7 @@ class AnthropicBackend implements LlmBackend {
     this.supportsImages = this.#options.supportsImages;
     this.streaming = this.#options.stream;
     this.pricing = this.#options.pricing;
+    this.promptCache = anthropicPromptCache(model, this.#options.cacheMarkers, this.#options.cacheTtl);
     this.sampling = new SamplingPolicy(this.#options.sampling, anthropicSamplingRule(model));
     this.#http = new HttpTransport({
       ...this.#options,
@@ -139,7 +161,7 @@ class AnthropicBackend implements LlmBackend {
   }
 
   private buildBody(request: GenerateRequest, stream: boolean): Record<string, unknown> {
-    const { system, messages } = toWire(request.messages);
+    const { system, messages, ends } = toWire(request.messages);
     const format = request.responseFormat;
     // The Messages API has no portable JSON mode, so the format is asked for in the system prompt.
     const formatText = format
@@ -172,6 +194,15 @@ class AnthropicBackend implements LlmBackend {
             : { type: choice };
     }
     Object.assign(body, this.sampling.fields(request));
+    const cache = this.promptCache;
+    if (cache.mode === 'markers') {
+      placeCacheMarkers(body, {
+        ends,
+        breakpoints: request.cacheBreakpoints ?? [],
+        ttl: cache.ttl ?? '5m',
+        maxMarkers: cache.maxMarkers ?? 0,
+      });
+    }
     return body;
   }
 

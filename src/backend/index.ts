@@ -9,6 +9,7 @@ export type {
   GenerateResult,
   LlmBackend,
   Message,
+  PromptCacheCapability,
   Purpose,
   RetryNotice,
   StreamPart,

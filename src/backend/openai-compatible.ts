@@ -16,7 +16,14 @@ import { readAnswerBody } from './response-body.js';
 import { SamplingPolicy, type SamplingRule } from './sampling.js';
 import { parseSse } from './sse.js';
 import { finishOf, partsOf, StreamAssembler, type OpenToolCall } from './stream-assembler.js';
-import type { BackendPricing, GenerateRequest, GenerateResult, LlmBackend, StreamPart } from './types.js';
+import type {
+  BackendPricing,
+  GenerateRequest,
+  GenerateResult,
+  LlmBackend,
+  PromptCacheCapability,
+  StreamPart,
+} from './types.js';
 
 // Not imported by name: an ESM import of node:util reads every export, which loads its argument parser and MIME module.
 const { inspect } = process.getBuiltinModule('node:util');
@@ -29,6 +36,20 @@ export const OpenAICompatibleOptionsSchema = z.strictObject({
   apiKey: z.string().min(1).optional(),
   /** Name reported as `backend.provider`; derived from the baseURL when omitted. */
   provider: z.string().min(1).optional(),
+  /**
+   * Reported as `backend.promptCache`: how the provider caches prompt prefixes. The OpenAI-style providers cache
+   * every prefix of at least 1 024 tokens by themselves; give `{ mode: 'none' }` for a server that does not cache
+   * (most local ones), or the figures of yours.
+   * @defaultValue `{ mode: 'automatic', minPrefixTokens: 1024 }`
+   */
+  promptCache: z
+    .strictObject({
+      mode: z.enum(['automatic', 'markers', 'none']),
+      minPrefixTokens: z.number().int().min(0).optional(),
+      maxMarkers: z.number().int().min(0).optional(),
+      ttl: z.enum(['5m', '1h']).optional(),
+    })
+    .default({ mode: 'automatic', minPrefixTokens: 1_024 }),
   ...commonFields,
 });
 
@@ -111,6 +132,7 @@ class OpenAICompatibleBackend implements LlmBackend {
   readonly supportsImages?: boolean;
   readonly streaming: boolean;
   readonly pricing?: BackendPricing;
+  readonly promptCache: PromptCacheCapability;
   // Private (#) fields: the options and the transport hold the api key and headers, which must never print.
   readonly #options: z.output<typeof OpenAICompatibleOptionsSchema>;
   readonly #http: HttpTransport;
@@ -129,6 +151,7 @@ class OpenAICompatibleBackend implements LlmBackend {
     this.supportsImages = this.#options.supportsImages;
     this.streaming = this.#options.stream;
     this.pricing = this.#options.pricing;
+    this.promptCache = this.#options.promptCache;
     const hostProvider = providerFromUrl(baseURL);
     this.sampling = new SamplingPolicy(this.#options.sampling, openAISamplingRule(model));
     this.knownOutputLimitField = outputLimitFieldFor(hostProvider, model);

@@ -102,21 +102,28 @@ export function mapFinishReason(reason: unknown): FinishReason | undefined {
   return FINISH_REASONS[reason] ?? 'other';
 }
 
+/**
+ * The usage of a Chat Completions answer, from every shape the compatible servers send: `prompt_tokens` with cache
+ * reads in `prompt_tokens_details.cached_tokens` (OpenAI, Qwen, GLM, Groq and other compatible servers) or in
+ * DeepSeek's `prompt_cache_hit_tokens` (beside `prompt_cache_miss_tokens`), and cache writes in OpenRouter's
+ * `prompt_tokens_details.cache_write_tokens`.
+ */
 export function mapUsage(usage: unknown): Usage | undefined {
   if (typeof usage !== 'object' || usage === null) return undefined;
   const u = usage as Record<string, unknown>;
-  const details = u.prompt_tokens_details as Record<string, unknown> | undefined;
-  const cached =
-    typeof details?.cached_tokens === 'number'
-      ? details.cached_tokens
-      : typeof u.prompt_cache_hit_tokens === 'number'
-        ? u.prompt_cache_hit_tokens
-        : undefined;
+  const details = (u.prompt_tokens_details ?? {}) as Record<string, unknown>;
+  const num = (value: unknown) => (typeof value === 'number' ? value : undefined);
+  const cacheHit = num(u.prompt_cache_hit_tokens);
+  const cacheMiss = num(u.prompt_cache_miss_tokens);
+  const cached = num(details.cached_tokens) ?? cacheHit;
+  const cacheWrite = num(details.cache_write_tokens);
+  const deepSeekPrompt = cacheHit !== undefined && cacheMiss !== undefined ? cacheHit + cacheMiss : undefined;
   const result: Usage = {
-    inputTokens: typeof u.prompt_tokens === 'number' ? u.prompt_tokens : 0,
-    outputTokens: typeof u.completion_tokens === 'number' ? u.completion_tokens : 0,
+    inputTokens: num(u.prompt_tokens) ?? deepSeekPrompt ?? 0,
+    outputTokens: num(u.completion_tokens) ?? 0,
   };
   if (cached !== undefined) result.cachedInputTokens = cached;
+  if (cacheWrite !== undefined) result.cacheWriteInputTokens = cacheWrite;
   return result;
 }
 

@@ -70,8 +70,8 @@ export const commonFields = {
   /** Reported as `backend.supportsImages`: whether the model accepts image parts. Leave it out when unknown. */
   supportsImages: z.boolean().optional(),
   /**
-   * Reported as `backend.pricing`: `{ currency, inputPerMTok, outputPerMTok, cachedInputPerMTok? }`, the model's prices
-   * per million tokens, for the run report's cost and `limits.maxCost` (see docs/backends.md, "Pricing and cost").
+   * Reported as `backend.pricing`: `{ currency, inputPerMTok, outputPerMTok, cachedInputPerMTok?, cacheWritePerMTok? }`,
+   * the model's prices per million tokens, for the run report's cost and `limits.maxCost` (see docs/backends.md, "Pricing and cost").
    */
   pricing: BackendPricingSchema.optional(),
 };

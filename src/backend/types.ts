@@ -51,8 +51,13 @@ export interface Usage {
   /** Every input token of the call, the cached ones included (the shipped adapters report it so). */
   inputTokens: number;
   outputTokens: number;
-  /** The part of `inputTokens` the provider served from its prompt cache. */
+  /** The part of `inputTokens` the provider served from its prompt cache (a cache read). */
   cachedInputTokens?: number;
+  /**
+   * The part of `inputTokens` the provider wrote to its prompt cache (Anthropic's `cache_creation_input_tokens`),
+   * billed at `Pricing.cacheWritePerMTok`. Providers that cache automatically report none.
+   */
+  cacheWriteInputTokens?: number;
 }
 
 /** Prices of a model per million tokens. */
@@ -62,6 +67,11 @@ export interface Pricing {
   outputPerMTok: number;
   /** Cached input tokens (`Usage.cachedInputTokens`); without it they cost `inputPerMTok`. */
   cachedInputPerMTok?: number;
+  /**
+   * Input tokens written to the prompt cache (`Usage.cacheWriteInputTokens`); without it they cost `inputPerMTok`.
+   * Anthropic bills a 5-minute write at 1.25× and a 1-hour write at 2× the input price (see docs/backends.md).
+   */
+  cacheWritePerMTok?: number;
 }
 
 /** A backend's prices and the currency they are in (any name the host chooses, e.g. `USD`). */
@@ -85,6 +95,12 @@ export interface GenerateRequest {
   purpose?: Purpose;
   signal?: AbortSignal;
   /**
+   * Indices into `messages` of the messages that end a stable part of the dialogue (such as the original request or the
+   * latest compression summary). A backend whose prompt cache needs markers
+   * ({@link PromptCacheCapability} `mode: 'markers'`) marks them as cache breakpoints; other backends ignore them.
+   */
+  cacheBreakpoints?: readonly number[];
+  /**
    * Called by a backend that retries internally, once per retry, before it waits `delayMs` (the harness turns it
    * into an `llm-retry` event). A backend without retries never calls it.
    */
@@ -106,6 +122,22 @@ export interface GenerateResult {
   message: { role: 'assistant'; content: string; toolCalls: ToolCall[]; reasoning?: string };
   finishReason: FinishReason;
   usage: Usage;
+}
+
+/**
+ * How a backend's provider caches prompt prefixes, so the harness can keep prefixes stable and price calls:
+ * - `'automatic'`: the provider caches every long enough prefix by itself (OpenAI, DeepSeek, Gemini);
+ * - `'markers'`: it caches only the prefixes the request marks (Anthropic's `cache_control`), at most `maxMarkers`;
+ * - `'none'`: it does not cache.
+ */
+export interface PromptCacheCapability {
+  mode: 'automatic' | 'markers' | 'none';
+  /** The shortest prefix the provider caches, in tokens (1 024 for most models). */
+  minPrefixTokens?: number;
+  /** The most cache markers one request may carry (Anthropic: 4). */
+  maxMarkers?: number;
+  /** How long a cached prefix lives after its last use (`'5m'` or `'1h'`), where the request chooses it. */
+  ttl?: '5m' | '1h';
 }
 
 /** One part of a streamed answer; `finish` is always last. */
@@ -154,6 +186,11 @@ export interface LlmBackend {
    * The shipped adapters and `ScriptedBackend` set it from their `pricing` option; leave it out when unknown.
    */
   readonly pricing?: BackendPricing;
+  /**
+   * How the provider caches prompt prefixes (see {@link PromptCacheCapability}). Leave it out when unknown: the
+   * harness then treats the backend as one that does not cache. The shipped adapters set it.
+   */
+  readonly promptCache?: PromptCacheCapability;
   generate(request: GenerateRequest): Promise<GenerateResult>;
   stream?(request: GenerateRequest): AsyncIterable<StreamPart>;
 }

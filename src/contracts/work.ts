@@ -129,8 +129,15 @@ export interface SubtaskRecord extends PlannedSubtask {
 /** Model calls and tokens of one purpose. */
 export interface PurposeUsage {
   calls: number;
+  /** Every input token, cache reads and writes included. */
   inputTokens: number;
   outputTokens: number;
+  /** Input tokens served from the provider's prompt cache; present once a call of this purpose reported a figure. */
+  cachedInputTokens?: number;
+  /** Input tokens written to the provider's prompt cache; present once a call of this purpose reported a figure. */
+  cacheWriteInputTokens?: number;
+  /** `cachedInputTokens / inputTokens`: the share of input served from the cache (present with `cachedInputTokens`). */
+  cacheHitRatio?: number;
 }
 
 /**

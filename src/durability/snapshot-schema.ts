@@ -52,7 +52,12 @@ export const LoopCheckpointSchema = z.strictObject({
   scope: z.string(),
   iterations: count,
   dialogue: z.array(MessageSchema).min(2),
-  usage: z.strictObject({ inputTokens: count, outputTokens: count, cachedInputTokens: count.optional() }),
+  usage: z.strictObject({
+    inputTokens: count,
+    outputTokens: count,
+    cachedInputTokens: count.optional(),
+    cacheWriteInputTokens: count.optional(),
+  }),
   peakRequestTokens: count,
   lastText: z.string(),
   cutOff: z.string(),

@@ -58,6 +58,9 @@ export function runBackendView(
     get streaming() {
       return backend.streaming;
     },
+    get promptCache() {
+      return backend.promptCache;
+    },
     ...(settings.pricing ? { pricing: settings.pricing } : {}),
     generate: (request) => backend.generate(request),
     ...(stream ? { stream } : {}),

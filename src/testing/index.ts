@@ -8,3 +8,11 @@ export { planOf, reply, submit, toolCall, toolCalls, verdict, type ScriptedToolC
 export { PassThroughMemory } from './pass-through-memory.js';
 export { replayBackend, type ReplayScenario } from './replay-backend.js';
 export { DEMO_SCENARIO, DEMO_TASK } from './demo-scenario.js';
+export {
+  SimulatedPromptCache,
+  withSimulatedPromptCache,
+  type CacheableRequest,
+  type SimulatedInputUsage,
+  type SimulatedPromptCacheBackendOptions,
+  type SimulatedPromptCacheOptions,
+} from './simulated-prompt-cache.js';

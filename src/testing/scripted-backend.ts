@@ -77,7 +77,7 @@ export class ScriptedBackend implements LlmBackend {
         'invalid-options',
         `Invalid ScriptedBackend option "${issue?.path.join('.') ?? '?'}": ${issue?.message ?? 'invalid'}. ` +
           'contextWindow must be a positive integer, modelId/provider non-empty strings, usage "estimate" or "zero", stream a boolean, ' +
-          'pricing { currency, inputPerMTok, outputPerMTok, cachedInputPerMTok? } with prices ≥ 0.',
+          'pricing { currency, inputPerMTok, outputPerMTok, cachedInputPerMTok?, cacheWritePerMTok? } with prices ≥ 0.',
       );
     }
     if (script === null || (typeof script !== 'object' && typeof script !== 'function')) {

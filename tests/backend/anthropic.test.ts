@@ -63,7 +63,12 @@ describe('anthropic', () => {
         { id: 'toolu_01NRLabsLyVHZPKxbKvkfSMn', name: 'get_weather', arguments: '{"location": "Paris"}' },
       ]);
       expect(finish.result.finishReason).toBe('tool-calls');
-      expect(finish.result.usage).toEqual({ inputTokens: 377, outputTokens: 65, cachedInputTokens: 0 });
+      expect(finish.result.usage).toEqual({
+        inputTokens: 377,
+        outputTokens: 65,
+        cachedInputTokens: 0,
+        cacheWriteInputTokens: 0,
+      });
       expect(
         parts
           .filter((p) => p.type === 'tool-call-delta')
@@ -84,7 +89,12 @@ describe('anthropic', () => {
         expect(result.message.content).toBe(textOf(events, 'text_delta', 'text'));
         expect(result.message.content).toBe('925 ÷ 5 = 185');
         expect(result.finishReason).toBe('stop');
-        expect(result.usage).toEqual({ inputTokens: 69, outputTokens: 53, cachedInputTokens: 0 });
+        expect(result.usage).toEqual({
+          inputTokens: 69,
+          outputTokens: 53,
+          cachedInputTokens: 0,
+          cacheWriteInputTokens: 0,
+        });
       });
     }
 
@@ -155,7 +165,7 @@ describe('anthropic', () => {
   describe('request building', () => {
     it('puts system text in `system`, merges consecutive tool results, maps images, tools and tool_choice', async () => {
       server.reply(anthropicWire.reply({ text: ['ok'], finish: 'stop', usage: { input: 1, output: 1 } }, false));
-      await backend(server.baseURL).generate({
+      await backend(server.baseURL, { cacheMarkers: false }).generate({
         messages: [
           { role: 'system', content: 'You are careful.' },
           {

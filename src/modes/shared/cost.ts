@@ -34,9 +34,11 @@ function priceOfRole(o: CostOptions, role: Purpose): RolePrice {
   }
   const backend = backendOfRole(o, role);
   if (p && backend === o.backend && p.inputPerMTok !== undefined && p.outputPerMTok !== undefined) {
-    const { currency, inputPerMTok, outputPerMTok, cachedInputPerMTok } = p;
+    const { currency, inputPerMTok, outputPerMTok, cachedInputPerMTok, cacheWritePerMTok } = p;
     const cached = cachedInputPerMTok === undefined ? {} : { cachedInputPerMTok };
-    return { pricing: { currency, inputPerMTok, outputPerMTok, ...cached }, source: 'pricing', fromBackend: false };
+    const writes = cacheWritePerMTok === undefined ? {} : { cacheWritePerMTok };
+    const pricing = { currency, inputPerMTok, outputPerMTok, ...cached, ...writes };
+    return { pricing, source: 'pricing', fromBackend: false };
   }
   const which = backend === o.backend ? 'backend' : `roles.${role}`;
   const source = `the pricing of ${which} (${backend.provider} ${backend.modelId})`;
@@ -84,19 +86,28 @@ function invalid(problem: string): HarnessError {
   return new HarnessError('invalid-options', `Invalid createHarness options: ${problem}. See docs/backends.md.`);
 }
 
-/** What the gate of one run reads: the limit, the run's cost so far and its stop control. */
+/** What the gate of one run reads: the limit, how it is kept, the run's cost so far and its stop control. */
 export interface CostGateRun {
   maxCost: number;
+  /** `limits.costLimit`: never pass the limit (`'hard'`, the default), or stop after the call that passes it. */
+  costLimit?: 'hard' | 'soft';
   currency: string;
   /** The run's cost so far, from its report tally (so a resumed run counts what it spent before). */
   costSoFar: () => number;
   control: RunControl;
 }
 
+/** What the refusal of a call tells the user to change. */
+const COST_LEVERS =
+  'raise limits.maxCost to let runs go further, lower limits.maxOutputTokens (the output reserve each call is ' +
+  "admitted at), or set limits.costLimit: 'soft' to stop only after the call that crosses the limit";
+
 /**
- * `limits.maxCost`: admits a call only when the run's cost so far, the worst case of the calls still running and the
- * worst case of this one (its counted input at the input price, its output reserve at the output price) stay within
- * the limit. The first refusal stops the run cleanly; every later call is refused too.
+ * `limits.maxCost`. Hard (the default): admits a call only when the run's cost so far, the worst case of the calls
+ * still running and the worst case of this one (its counted input at the dearer of the input and cache-write prices,
+ * its output reserve at the output price) stay within the limit. Soft: admits calls while the run has spent less
+ * than the limit, so the call that crosses it is made and the run stops at the next one. The first refusal stops the
+ * run cleanly; every later call is refused too.
  */
 export class CostGate implements CallGate {
   private readonly running = new Set<{ worstCase: number }>();
@@ -107,26 +118,47 @@ export class CostGate implements CallGate {
   admit(call: PlannedCall): () => void {
     if (this.refusal) throw new HarnessError('cost-limit', this.refusal);
     const { maxCost, currency } = this.run;
+    const spent = this.run.costSoFar();
+    const money = (amount: number) => formatCost(amount, currency);
+    if (this.run.costLimit === 'soft') {
+      if (spent >= maxCost) {
+        this.refuse(
+          `The run stopped at limits.maxCost (${money(maxCost)}, costLimit 'soft'): it has spent ${money(spent)}, ` +
+            `so the next call — ${call.purpose} in ${call.scope} — was not made. Raise limits.maxCost to let runs go further.`,
+        );
+      }
+      // Nothing to reserve: a soft limit never counts what running calls could cost.
+      return () => undefined;
+    }
     const pricing = call.backend.pricing;
     // Without a reserve, the answer can use whatever its window leaves.
     const output = call.maxOutputTokens ?? Math.max(0, call.backend.contextWindow - call.requestTokens);
     const priced = pricing ? worstCaseCost(call.requestTokens, output, pricing) : Number.NaN;
     // Fails closed: a call without a price (or without a bound) could cost anything.
     const worstCase = Number.isFinite(priced) ? priced : Number.POSITIVE_INFINITY;
-    const spent = this.run.costSoFar();
     const reserved = [...this.running].reduce((sum, r) => sum + r.worstCase, 0);
     if (spent + reserved + worstCase > maxCost) {
-      const money = (amount: number) => formatCost(amount, currency);
-      this.refusal =
+      this.refuse(
         `The run stopped at limits.maxCost (${money(maxCost)}): it has spent ${money(spent)}` +
-        (reserved > 0 ? ` (and up to ${money(reserved)} more in calls still running)` : '') +
-        `, and the next call — ${call.purpose} in ${call.scope}, ${call.requestTokens} input tokens and ${output} ` +
-        `output tokens reserved — could cost ${pricing ? `up to ${money(worstCase)}` : 'any amount (it has no price)'}. ` +
-        'That call was not made; raise limits.maxCost to let runs go further.';
-      const error = new HarnessError('cost-limit', this.refusal);
-      this.run.control.stopAtLimit(error);
-      throw error;
+          (reserved > 0 ? ` (and up to ${money(reserved)} more in calls still running)` : '') +
+          `, and the next call — ${call.purpose} in ${call.scope}, ${call.requestTokens} input tokens and ${output} ` +
+          `output tokens reserved — could cost ${pricing ? `up to ${money(worstCase)}` : 'any amount (it has no price)'}. ` +
+          `That call was not made; ${COST_LEVERS}.`,
+      );
     }
+    return this.reserve(worstCase);
+  }
+
+  /** Refuses this call and every later one, and stops the run with `cost-limit`. */
+  private refuse(message: string): never {
+    this.refusal = message;
+    const error = new HarnessError('cost-limit', message);
+    this.run.control.stopAtLimit(error);
+    throw error;
+  }
+
+  /** Counts an admitted call at `worstCase` until the returned function says it ended. */
+  private reserve(worstCase: number): () => void {
     const entry = { worstCase };
     this.running.add(entry);
     return () => this.running.delete(entry);
@@ -149,7 +181,8 @@ export class RunCosts {
     const maxCost = o.limits.maxCost;
     const currency = ROLE_NAMES.map((role) => priceOfRole(o, role).pricing?.currency).find((c) => c !== undefined);
     // createHarness refused maxCost without a price for every role, so a currency is there.
-    if (maxCost !== undefined) this.gate = new CostGate({ maxCost, currency: currency ?? '', ...run });
+    if (maxCost !== undefined)
+      this.gate = new CostGate({ maxCost, costLimit: o.limits.costLimit, currency: currency ?? '', ...run });
   }
 
   /** Whether the options make any role's backend differ from the backend itself. */

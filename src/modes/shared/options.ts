@@ -100,8 +100,17 @@ const LimitsSchema = z.strictObject({
   /**
    * The most the run's model calls may cost, in the currency of `pricing`: a call that could take the run past it is
    * not made, and the run ends `failed` with `cost-limit` and its partial deliverable. Needs a price for every role.
+   * How a call is judged is `costLimit`'s choice.
    */
   maxCost: z.number().finite().positive().optional(),
+  /**
+   * How `maxCost` is kept. `'hard'`: a call is made only if, at its worst case (every input token at the dearer of
+   * the input and cache-write prices, and its whole output reserve, `maxOutputTokens`), the run stays within the
+   * limit; the run never spends more. `'soft'`: calls are made while the run has spent less than the limit; the call
+   * that crosses it finishes, then the run stops, having spent at most that call (and any running beside it) more.
+   * @defaultValue 'hard'
+   */
+  costLimit: z.enum(['hard', 'soft']).default('hard'),
 });
 
 /** Temperature and top-p of a role's calls; `null` sends none (for models that reject the parameter). */
@@ -132,7 +141,8 @@ export const ROLE_NAMES = [
 ] as const satisfies readonly RoleName[];
 
 /**
- * Prices of the run's calls, in `currency`: `inputPerMTok` / `outputPerMTok` (and `cachedInputPerMTok`) price the
+ * Prices of the run's calls, in `currency`: `inputPerMTok` / `outputPerMTok` (and `cachedInputPerMTok`,
+ * `cacheWritePerMTok`) price the
  * calls of the main `backend` (over its own `pricing`); `roles` prices one role's calls, whatever backend makes them.
  */
 const HarnessPricingSchema = z
@@ -141,13 +151,16 @@ const HarnessPricingSchema = z
     inputPerMTok: PricingSchema.shape.inputPerMTok.optional(),
     outputPerMTok: PricingSchema.shape.outputPerMTok.optional(),
     cachedInputPerMTok: PricingSchema.shape.cachedInputPerMTok,
+    cacheWritePerMTok: PricingSchema.shape.cacheWritePerMTok,
     roles: z.partialRecord(z.enum(ROLE_NAMES), PricingSchema).default({}),
   })
   .refine(
     (p) =>
       (p.inputPerMTok === undefined) === (p.outputPerMTok === undefined) &&
-      (p.cachedInputPerMTok === undefined || p.inputPerMTok !== undefined),
-    { error: 'give inputPerMTok and outputPerMTok together (and cachedInputPerMTok only with them)' },
+      ((p.cachedInputPerMTok === undefined && p.cacheWritePerMTok === undefined) || p.inputPerMTok !== undefined),
+    {
+      error: 'give inputPerMTok and outputPerMTok together (and cachedInputPerMTok / cacheWritePerMTok only with them)',
+    },
   );
 
 /** The option schema of `createHarness`. */
@@ -275,7 +288,7 @@ export function parseHarnessOptions(options: HarnessOptions): ResolvedHarnessOpt
   const limitsHint = parsed.error.issues.some(
     (issue) => issue.path[0] === 'limits' && issue.code !== 'unrecognized_keys',
   )
-    ? ' Limits are integers ≥ 1 (repairAttempts ≥ 0; maxCost any number > 0).'
+    ? " Limits are integers ≥ 1 (repairAttempts ≥ 0; maxCost any number > 0; costLimit 'hard' or 'soft')."
     : '';
   throw new HarnessError(
     'invalid-options',

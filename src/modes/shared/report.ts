@@ -2,6 +2,7 @@
  * The run report, computed from the events of one run.
  * @module
  */
+import type { Usage } from '../../backend/types.js';
 import type { HarnessEvent, LlmResponseEvent } from '../../events.js';
 import { SUBMIT_ANSWER_TOOL } from '../../prompts/executor.js';
 import type { PurposeUsage, RunReport, SubtaskRecord, Verdict, WriteConflict } from '../../contracts/work.js';
@@ -53,6 +54,7 @@ export function tallyEvent(tally: ReportTally, event: HarnessEvent): void {
       usage.calls += 1;
       usage.inputTokens += event.usage.inputTokens;
       usage.outputTokens += event.usage.outputTokens;
+      tallyCache(usage, event.usage);
       tally.byPurpose[event.purpose] = usage;
       tally.modelCalls += 1;
       tally.inputTokens += event.usage.inputTokens;
@@ -89,6 +91,19 @@ export function tallyEvent(tally: ReportTally, event: HarnessEvent): void {
     default:
       break;
   }
+}
+
+/**
+ * Adds a call's cache reads and writes to its purpose's usage, and the purpose's hit ratio. The fields appear with
+ * the first call that reports either figure, so a provider that says nothing about caching is not shown a 0 % hit
+ * ratio it never reported.
+ */
+function tallyCache(usage: PurposeUsage, call: Usage): void {
+  const reported = call.cachedInputTokens !== undefined || call.cacheWriteInputTokens !== undefined;
+  if (!reported && usage.cachedInputTokens === undefined) return;
+  usage.cachedInputTokens = (usage.cachedInputTokens ?? 0) + (call.cachedInputTokens ?? 0);
+  usage.cacheWriteInputTokens = (usage.cacheWriteInputTokens ?? 0) + (call.cacheWriteInputTokens ?? 0);
+  usage.cacheHitRatio = usage.inputTokens > 0 ? usage.cachedInputTokens / usage.inputTokens : 0;
 }
 
 /**
