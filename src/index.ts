@@ -4,6 +4,7 @@
  */
 export type {
   BackendPricing,
+  PromptCacheCapability,
   ContentPart,
   FinishReason,
   GenerateRequest,
@@ -67,6 +68,8 @@ export {
   type VerifyFinishEvent,
 } from './events.js';
 export type {
+  CacheBreakCause,
+  CacheBreakCount,
   Checkpoint,
   Defect,
   Deliverable,

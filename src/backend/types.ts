@@ -69,6 +69,20 @@ export interface BackendPricing extends Pricing {
   currency: string;
 }
 
+/**
+ * How a provider caches prompt prefixes: `automatic` (it caches matching prefixes by itself: OpenAI, DeepSeek,
+ * Gemini), `markers` (only where the request marks them: Anthropic's `cache_control`), or `none`.
+ */
+export interface PromptCacheCapability {
+  mode: 'automatic' | 'markers' | 'none';
+  /** The shortest prefix the provider caches, in tokens. */
+  minPrefixTokens?: number;
+  /** The most cache markers one request may carry (`markers` mode). */
+  maxMarkers?: number;
+  /** How long a cached prefix lives. */
+  ttl?: '5m' | '1h';
+}
+
 /** Why the model stopped. */
 export type FinishReason = 'stop' | 'tool-calls' | 'length' | 'content-filter' | 'error' | 'other';
 
@@ -89,6 +103,12 @@ export interface GenerateRequest {
    * into an `llm-retry` event). A backend without retries never calls it.
    */
   onRetry?: (retry: RetryNotice) => void;
+  /**
+   * Indices into `messages` of the messages that end a stable part of the request (the loop's task message, the
+   * latest compression summary): a backend whose provider caches only where the request marks it places its cache
+   * markers there. Set by the harness on the calls of its executor loops; other backends ignore it.
+   */
+  cacheBreakpoints?: readonly number[];
 }
 
 /** One retry of a model call, as a backend reports it through {@link GenerateRequest.onRetry}. */
@@ -154,6 +174,11 @@ export interface LlmBackend {
    * The shipped adapters and `ScriptedBackend` set it from their `pricing` option; leave it out when unknown.
    */
   readonly pricing?: BackendPricing;
+  /**
+   * Whether and how the provider caches prompt prefixes; leave it out when unknown (treated as `none`). The memory
+   * keeps prefixes stable either way, and batches its rewrites of earlier messages where the provider caches.
+   */
+  readonly promptCache?: PromptCacheCapability;
   generate(request: GenerateRequest): Promise<GenerateResult>;
   stream?(request: GenerateRequest): AsyncIterable<StreamPart>;
 }
