@@ -42,7 +42,10 @@ describe('MemoryManager options', () => {
       calibration: 1,
       observationAging: false,
     });
-    expect(new MemoryManager({ observationAging: {} }).options.observationAging).toEqual({ keepRecentRounds: 3, batchRounds: 8 });
+    expect(new MemoryManager({ observationAging: {} }).options.observationAging).toEqual({
+      keepRecentRounds: 3,
+      batchRounds: 8,
+    });
   });
 
   it.each([
