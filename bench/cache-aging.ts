@@ -87,7 +87,8 @@ async function run(config: Configuration, steps: number, outputs: string[]) {
             : step < steps
               ? [{ id: `c${step}`, name: 'fetch_page', arguments: JSON.stringify({ page: step }) }]
               : [{ id: 'submit', name: 'submit_answer', arguments: JSON.stringify({ answer: 'done', files: [] }) }];
-        const content = step < 0 ? 'Fetched pages 1..k with fetch_page; no errors; next: fetch the rest, then submit.' : '';
+        const content =
+          step < 0 ? 'Fetched pages 1..k with fetch_page; no errors; next: fetch the rest, then submit.' : '';
         return {
           message: { role: 'assistant', content, toolCalls },
           finishReason: toolCalls.length ? 'tool-calls' : 'stop',
@@ -143,7 +144,10 @@ console.log('|---|---:|---:|---|---:|---:|');
 for (const config of configurations) {
   const { bill, breaks } = await run(config, steps, outputs);
   const hit = (name: keyof typeof SHEETS) => ((100 * bill.cachedTokens[name]) / bill.inputTokens).toFixed(0);
-  const causes = Object.entries(breaks).map(([cause, count]) => `${count} ${cause}`).join(', ') || '0';
+  const causes =
+    Object.entries(breaks)
+      .map(([cause, count]) => `${count} ${cause}`)
+      .join(', ') || '0';
   console.log(
     `| ${config.name} | ${config.window.toLocaleString('en')} | ${bill.inputTokens.toLocaleString('en')} | ${causes} | ` +
       `${bill.dollars.anthropic.toFixed(3)} (${hit('anthropic')}) | ${bill.dollars.openai.toFixed(3)} (${hit('openai')}) |`,

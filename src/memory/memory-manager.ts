@@ -153,11 +153,12 @@ export class MemoryManager implements ExecutionMemory {
   }
 
   /**
-   * Returns the dialogue to send: unchanged when it fits under the compression threshold (decided without
-   * tokenizing when even its UTF-8 byte bound fits; see `sizeRequest`); else earlier rounds
-   * summarised; then, above the hard limit or when summarising failed, pruned deterministically. Both limits leave
-   * the request's `maxOutputTokens` free in the window. Throws `ContextOverflowError` when the protected prefix and
-   * the last round alone exceed the hard limit.
+   * Returns the dialogue to send: with observation aging, old observations aged first (in batches of `batchRounds`
+   * where the backend caches prompts); unchanged when it fits under the compression threshold (decided without
+   * tokenizing when even its UTF-8 byte bound fits; see `sizeRequest`); else the observations waiting for their
+   * batch aged, and if that is not enough earlier rounds summarised; then, above the hard limit or when summarising
+   * failed, pruned deterministically. Both limits leave the request's `maxOutputTokens` free in the window. Throws
+   * `ContextOverflowError` when the protected prefix and the last round alone exceed the hard limit.
    */
   async fitRequest(request: PendingRequest, scope: MemoryScope): Promise<Message[]> {
     const o = this.options;
