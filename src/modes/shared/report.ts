@@ -136,6 +136,8 @@ export function reportFromTally(tally: ReportTally, facts: ReportFacts): RunRepo
     wallTimeMs: facts.wallTimeMs,
     ...counted,
     cost: counted.cost ?? null,
+    // A tally saved before cache breaks were counted has none.
+    cacheBreaks: counted.cacheBreaks ?? {},
     subtasks: facts.subtasks.length,
     subtaskAttempts: facts.subtasks.reduce((sum, s) => sum + s.attempts, 0),
     failedSubtasks: facts.subtasks.filter((s) => s.status === 'failed').length,
