@@ -4,7 +4,6 @@
  */
 export type {
   BackendPricing,
-  PromptCacheCapability,
   ContentPart,
   FinishReason,
   GenerateRequest,
@@ -12,6 +11,7 @@ export type {
   LlmBackend,
   Message,
   Pricing,
+  PromptCacheCapability,
   Purpose,
   RetryNotice,
   StreamPart,

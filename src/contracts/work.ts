@@ -5,7 +5,6 @@
 import type { Purpose, Usage } from '../backend/types.js';
 import type { TaskState } from './task-state.js';
 
-/** What a `run-warning` event is about. */
 /**
  * Why a loop's request no longer starts with the whole of its previous request: `compression` (earlier rounds
  * summarised), `emergency` (pruned deterministically at the hard limit), `prune` (pruned instead of a failed summary,
@@ -21,6 +20,7 @@ export interface CacheBreakCount {
   prefixTokensLost: number;
 }
 
+/** What a `run-warning` event is about. */
 export type RunWarningCode =
   | 'answer-save-failed'
   | 'output-save-failed'
