@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { GenerateRequest, LlmBackend, PromptCacheCapability } from '../../src/backend/types.js';
+import type { GenerateRequest, PromptCacheCapability } from '../../src/backend/types.js';
 import type { CacheBreakEvent } from '../../src/events.js';
 import { createHarness, defineTool, type MemoryManagerOptions } from '../../src/index.js';
 import { reply, ScriptedBackend, submit, toolCall } from '../../src/testing/index.js';
 import { collect, tempDir } from '../harness/helpers.js';
-import { loopRequests, prefixViolations } from '../memory/cache-prefix.js';
+import { cachingBackend, loopRequests, prefixViolations } from '../memory/cache-prefix.js';
 
 const STEPS = 30;
 
@@ -16,17 +16,6 @@ const emitData = defineTool({
   readOnly: true,
   execute: ({ chars, step }) => `step ${step} `.padEnd(chars, 'measured values 4711 and words '),
 });
-
-/** A ScriptedBackend whose provider caches prompts as `promptCache` says (absent: unknown). */
-function cachingBackend(scripted: ScriptedBackend, promptCache: PromptCacheCapability | undefined): LlmBackend {
-  return {
-    provider: scripted.provider,
-    modelId: scripted.modelId,
-    contextWindow: scripted.contextWindow,
-    ...(promptCache ? { promptCache } : {}),
-    generate: (request) => scripted.generate(request),
-  };
-}
 
 /** One loop of {@link STEPS} tool calls of `chars` characters each, then the answer, through the public API. */
 async function thirtyStepRun(options: {

@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { GenerateRequest, LlmBackend, PromptCacheCapability } from '../../src/backend/types.js';
+import type { GenerateRequest, PromptCacheCapability } from '../../src/backend/types.js';
 import { createHarness, defineTool, MemoryManager } from '../../src/index.js';
 import { reply, ScriptedBackend, submit, toolCalls } from '../../src/testing/index.js';
 import { collect, tempDir } from '../harness/helpers.js';
-import { loopRequests, prefixViolations } from './cache-prefix.js';
+import { cachingBackend, loopRequests, prefixViolations } from './cache-prefix.js';
 
 /** One random loop: the outputs of its tool calls (several per reply at times), the window, aging, the cache. */
 const Loop = fc.record({
@@ -75,13 +75,7 @@ async function runLoop(loop: Loop) {
     },
     { contextWindow: loop.window, usage: 'zero' },
   );
-  const backend: LlmBackend = {
-    provider: scripted.provider,
-    modelId: scripted.modelId,
-    contextWindow: scripted.contextWindow,
-    ...(loop.cache ? { promptCache: { mode: loop.cache } } : {}),
-    generate: (request) => scripted.generate(request),
-  };
+  const backend = cachingBackend(scripted, loop.cache ? { mode: loop.cache } : undefined);
   const harness = createHarness({
     backend,
     tools: [emitData],

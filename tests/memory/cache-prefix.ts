@@ -2,9 +2,21 @@
  * Checks of the prompt-cache contract of executor loops: consecutive requests of one loop share their prefix except
  * where a `cache-break` event says they do not, and each event says exactly where and how much.
  */
-import type { GenerateRequest, Message } from '../../src/backend/types.js';
+import type { GenerateRequest, LlmBackend, Message, PromptCacheCapability } from '../../src/backend/types.js';
 import type { CacheBreakEvent, HarnessEvent } from '../../src/events.js';
 import { MemoryManager } from '../../src/memory/memory-manager.js';
+import type { ScriptedBackend } from '../../src/testing/index.js';
+
+/** A ScriptedBackend whose provider caches prompts as `promptCache` says (absent: unknown). */
+export function cachingBackend(scripted: ScriptedBackend, promptCache: PromptCacheCapability | undefined): LlmBackend {
+  return {
+    provider: scripted.provider,
+    modelId: scripted.modelId,
+    contextWindow: scripted.contextWindow,
+    ...(promptCache ? { promptCache } : {}),
+    generate: (request) => scripted.generate(request),
+  };
+}
 
 const LOOP_PURPOSES = new Set(['execute', 'synthesize', 'repair']);
 
