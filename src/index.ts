@@ -33,6 +33,7 @@ export {
   isDeltaEvent,
   type HarnessListener,
   type AuditFinishEvent,
+  type CacheBreakEvent,
   type CallScope,
   type EmitEvent,
   type EventBase,
