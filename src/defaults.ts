@@ -24,6 +24,11 @@ export const DEFAULTS = {
   compressAt: 0.9,
   emergencyAt: 0.95,
   keepRecentRounds: 3,
+  /**
+   * With observation aging on a backend that caches prompts: old rounds whose observations wait before they age, all
+   * at once (each aging rewrites the dialogue from the first aged message on). See docs/memory.md, "Prompt caching".
+   */
+  agingBatchRounds: 8,
   maxSummaryChars: 8_000,
   visitSummaryThresholdChars: 20_000,
   toolMessageChars: 8_000,

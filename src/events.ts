@@ -5,6 +5,7 @@
 import type { FinishReason, GenerateResult, Message, Purpose, Usage } from './backend/types.js';
 import type { ResumeRedo } from './durability/types.js';
 import type {
+  CacheBreakCause,
   Defect,
   Deliverable,
   PlannedSubtask,
@@ -172,6 +173,23 @@ export type MemoryPruneEvent = EventBase &
     messagesRemoved: number;
     reason: 'emergency-threshold' | 'summary-failed' | 'context-length-error';
   };
+/**
+ * A request of an executor loop does not extend the loop's previous request byte for byte: from `firstChangedMessage`
+ * on, a provider's prompt cache can no longer serve what it cached of that request. Emitted before the request's
+ * `llm-request`.
+ */
+export type CacheBreakEvent = EventBase &
+  CallScope & {
+    type: 'cache-break';
+    cause: CacheBreakCause;
+    /** Index of the first message that differs from the previous request. */
+    firstChangedMessage: number;
+    /**
+     * Tokens of the previous request from that message on (the memory's count, calibrated to the backend): the part
+     * of the prefix that was sent before and must now be sent, and on a caching provider written, again.
+     */
+    prefixTokensLost: number;
+  };
 export type SubtaskFinishEvent = EventBase & { type: 'subtask-finish'; record: SubtaskRecord };
 export type SynthesisFinishEvent = EventBase & {
   type: 'synthesis-finish';
@@ -300,6 +318,7 @@ export type HarnessEvent =
   | MemoryTruncateEvent
   | MemoryCompressEvent
   | MemoryPruneEvent
+  | CacheBreakEvent
   | SubtaskFinishEvent
   | SynthesisFinishEvent
   | VerifyFinishEvent
@@ -340,6 +359,7 @@ export const HARNESS_EVENT_TYPES: readonly HarnessEventType[] = [
   'memory-truncate',
   'memory-compress',
   'memory-prune',
+  'cache-break',
   'subtask-finish',
   'synthesis-finish',
   'verify-finish',

@@ -33,6 +33,7 @@ export {
   isDeltaEvent,
   type HarnessListener,
   type AuditFinishEvent,
+  type CacheBreakEvent,
   type CallScope,
   type EmitEvent,
   type EventBase,
@@ -68,6 +69,8 @@ export {
   type VerifyFinishEvent,
 } from './events.js';
 export type {
+  CacheBreakCause,
+  CacheBreakCount,
   Checkpoint,
   Defect,
   Deliverable,

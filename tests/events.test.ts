@@ -117,6 +117,7 @@ describe('HarnessEvents', () => {
         'memory-truncate',
         'memory-compress',
         'memory-prune',
+        'cache-break',
         'subtask-finish',
         'synthesis-finish',
         'verify-finish',

@@ -95,16 +95,16 @@ export interface GenerateRequest {
   purpose?: Purpose;
   signal?: AbortSignal;
   /**
-   * Indices into `messages` of the messages that end a stable part of the dialogue (such as the original request or the
-   * latest compression summary). A backend whose prompt cache needs markers
-   * ({@link PromptCacheCapability} `mode: 'markers'`) marks them as cache breakpoints; other backends ignore them.
-   */
-  cacheBreakpoints?: readonly number[];
-  /**
    * Called by a backend that retries internally, once per retry, before it waits `delayMs` (the harness turns it
    * into an `llm-retry` event). A backend without retries never calls it.
    */
   onRetry?: (retry: RetryNotice) => void;
+  /**
+   * Indices into `messages` of the messages that end a stable part of the request (the loop's task message, the
+   * latest compression summary): a backend whose provider caches only where the request marks it places its cache
+   * markers there. Set by the harness on the calls of its executor loops; other backends ignore it.
+   */
+  cacheBreakpoints?: readonly number[];
 }
 
 /** One retry of a model call, as a backend reports it through {@link GenerateRequest.onRetry}. */

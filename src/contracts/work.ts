@@ -5,6 +5,21 @@
 import type { Purpose, Usage } from '../backend/types.js';
 import type { TaskState } from './task-state.js';
 
+/**
+ * Why a loop's request no longer starts with the whole of its previous request: `compression` (earlier rounds
+ * summarised), `emergency` (pruned deterministically at the hard limit), `prune` (pruned instead of a failed summary,
+ * or after the provider answered "context length exceeded"), `aging` (a batch of old observations collapsed to
+ * digests), `other` (anything else rewrote an earlier message, e.g. a custom memory).
+ */
+export type CacheBreakCause = 'compression' | 'emergency' | 'prune' | 'aging' | 'other';
+
+/** The `cache-break` events of one cause in a run. */
+export interface CacheBreakCount {
+  count: number;
+  /** Sum of their `prefixTokensLost`. */
+  prefixTokensLost: number;
+}
+
 /** What a `run-warning` event is about. */
 export type RunWarningCode =
   | 'answer-save-failed'
@@ -179,6 +194,11 @@ export interface RunReport {
   truncations: number;
   compressions: number;
   prunes: number;
+  /**
+   * `cache-break` events by cause: how often a loop's request rewrote part of its previous one (so a provider's prompt
+   * cache could not serve it past the change) and the tokens of previous requests lost that way.
+   */
+  cacheBreaks: Partial<Record<CacheBreakCause, CacheBreakCount>>;
   /**
    * `run-warning` events by code: things lost or degraded without failing the run (an answer that could not be
    * saved whole, a failing summariser, images the verifier could not see).

@@ -7,10 +7,12 @@ import type { GenerateRequest, GenerateResult, LlmBackend, Message, Purpose, Too
 import { HarnessError } from '../errors.js';
 import type { EventInput } from '../events.js';
 import { callModel, reservedOutputTokens, type ModelCallContext } from '../llm/call-model.js';
+import { isHistorySummary } from '../memory/summary-prompt.js';
 import type { MemoryScope, PendingRequest } from '../memory/types.js';
 import type { DataMark } from '../prompts/datamark.js';
 import type { LoopProgress } from './loop-journal.js';
 import type { LoopSettings } from './loop-start.js';
+import { PrefixWatch } from './prefix-watch.js';
 import type { ExecutorRunInput } from '../contracts/executor.js';
 
 /** The system prompt and the task message are never summarised or pruned. */
@@ -37,8 +39,28 @@ export interface LoopModelHost {
 export class LoopModel {
   // Tokens of the request being sent, as sized for its llm-request event (exact near the window, else a bound).
   private lastRequestTokens = 0;
+  private readonly prefix: PrefixWatch;
+  /** The loop's memory scope, with what the memory emits while fitting a request also told to the prefix watch. */
+  private readonly fitScope: MemoryScope;
 
-  constructor(private readonly host: LoopModelHost) {}
+  constructor(private readonly host: LoopModelHost) {
+    const { runId, purpose, scope } = host.input;
+    this.prefix = new PrefixWatch({
+      memory: host.settings.memory,
+      backend: host.backend,
+      runId,
+      purpose,
+      scope,
+      emit: (event) => host.emit(event),
+    });
+    this.fitScope = {
+      ...host.memoryScope,
+      emit: (event) => {
+        this.prefix.note(event);
+        host.memoryScope.emit(event);
+      },
+    };
+  }
 
   /**
    * Fits `dialogue` into the window and calls the loop's model with `tools`; after a "context length exceeded" the
@@ -47,13 +69,13 @@ export class LoopModel {
    */
   async call(dialogue: Message[], tools: ToolSpec[]): Promise<{ dialogue: Message[]; result: GenerateResult }> {
     const { memory } = this.host.settings;
-    const { memoryScope, signal } = this.host;
-    let sent = await this.host.untilStopped(memory.fitRequest(this.pending(dialogue, tools), memoryScope));
+    const { signal } = this.host;
+    let sent = await this.host.untilStopped(memory.fitRequest(this.pending(dialogue, tools), this.fitScope));
     try {
       return { dialogue: sent, result: await this.generate(sent, tools) };
     } catch (error) {
       if (!HarnessError.isInstance(error) || error.code !== 'context-length-exceeded' || signal.aborted) throw error;
-      sent = memory.pruneAfterOverflow(this.pending(sent, tools), memoryScope);
+      sent = memory.pruneAfterOverflow(this.pending(sent, tools), this.fitScope);
       try {
         return { dialogue: sent, result: await this.generate(sent, tools) };
       } catch (retryError) {
@@ -72,8 +94,10 @@ export class LoopModel {
 
   private async generate(messages: Message[], tools: ToolSpec[]): Promise<GenerateResult> {
     const { input, backend, progress } = this.host;
+    this.prefix.sending(messages);
+    const cacheBreakpoints = stableEnds(messages);
     const result = await this.host.untilStopped(
-      callModel(this.callContext(input.purpose, backend), { messages, tools, toolChoice: 'auto' }),
+      callModel(this.callContext(input.purpose, backend), { messages, tools, toolChoice: 'auto', cacheBreakpoints }),
     );
     progress.peakRequestTokens = Math.max(progress.peakRequestTokens, this.lastRequestTokens);
     const { usage } = progress;
@@ -162,4 +186,14 @@ export class LoopModel {
   private reserveFor(backend: LlmBackend): number {
     return reservedOutputTokens(backend.contextWindow, this.host.settings.maxOutputTokens);
   }
+}
+
+/**
+ * The messages of a loop's request that end a stable part, where a provider that caches only marked prefixes should
+ * mark them: the task message, and the compression summary right after it when there is one.
+ */
+function stableEnds(messages: readonly Message[]): number[] {
+  const ends = messages.length >= PROTECTED_COUNT ? [PROTECTED_COUNT - 1] : [];
+  if (isHistorySummary(messages[PROTECTED_COUNT])) ends.push(PROTECTED_COUNT);
+  return ends;
 }

@@ -20,34 +20,37 @@ function digestOf(message: Extract<Message, { role: 'tool' }>, savedTo: string |
   return `${AGED_PREFIX} ${message.toolName} result (${text.length} chars) collapsed; ${where}.`;
 }
 
+/** True for a tool result that aging collapses once its round is old: not aged yet, and long enough to be worth it. */
+function ageable(message: Message): message is Extract<Message, { role: 'tool' }> {
+  return (
+    message.role === 'tool' &&
+    !isAged(message) &&
+    (typeof message.content !== 'string' || message.content.length >= MIN_AGE_CHARS)
+  );
+}
+
 /**
  * Observation aging: tool results older than the last `keepRecentRounds` rounds collapse to a one-line
- * digest naming the saved full output (`savedTo(toolCallId)`). Pure; unchanged messages keep their
- * identity, and the protected prefix is never touched.
+ * digest naming the saved full output (`savedTo(toolCallId)`). Each aging rewrites the dialogue from its first
+ * collapsed result on, so results age in batches: nothing happens until at least `batchRounds` old rounds hold a
+ * result to collapse, and then all of them collapse at once (1, the default: every step). Pure; unchanged messages
+ * keep their identity, and the protected prefix is never touched.
  */
 export function ageObservations(
   messages: readonly Message[],
   protectedCount: number,
   keepRecentRounds: number,
   savedTo: (toolCallId: string) => string | undefined,
+  batchRounds = 1,
 ): Message[] {
   const { prefix, rounds } = splitRounds(messages, protectedCount);
-  const cutoff = rounds.length - keepRecentRounds;
-  if (cutoff <= 0) return messages.slice();
-  const out = prefix.slice();
-  rounds.forEach((round, index) => {
-    for (const message of round) {
-      const old =
-        index < cutoff &&
-        message.role === 'tool' &&
-        !isAged(message) &&
-        (typeof message.content !== 'string' || message.content.length >= MIN_AGE_CHARS);
-      if (old && message.role === 'tool') {
-        out.push({ ...message, content: digestOf(message, savedTo(message.toolCallId)) });
-      } else {
-        out.push(message);
-      }
-    }
-  });
-  return out;
+  const old = rounds.slice(0, Math.max(0, rounds.length - keepRecentRounds));
+  const waiting = old.filter((round) => round.some(ageable)).length;
+  if (waiting === 0 || waiting < batchRounds) return messages.slice();
+  const aged = old.map((round) =>
+    round.map((message) =>
+      ageable(message) ? { ...message, content: digestOf(message, savedTo(message.toolCallId)) } : message,
+    ),
+  );
+  return [...prefix, ...aged.flat(), ...rounds.slice(old.length).flat()];
 }

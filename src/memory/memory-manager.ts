@@ -7,6 +7,7 @@ import { UsageCalibration } from './calibration.js';
 import { FilePreviewBudget } from './file-budget.js';
 import { emergencyPrune, planCompression } from './fit.js';
 import { requestLimits, type RequestLimits } from './limits.js';
+import { cachesPrompts } from './prompt-cache.js';
 import { parseMemoryOptions, type MemoryManagerOptions, type ResolvedMemoryOptions } from './options.js';
 import { OutputLog } from './output-log.js';
 import { SUMMARY_HEADER } from './summary-prompt.js';
@@ -152,28 +153,35 @@ export class MemoryManager implements ExecutionMemory {
   }
 
   /**
-   * Returns the dialogue to send: unchanged when it fits under the compression threshold (decided without
-   * tokenizing when even its UTF-8 byte bound fits; see `sizeRequest`); else earlier rounds
-   * summarised; then, above the hard limit or when summarising failed, pruned deterministically. Both limits leave
-   * the request's `maxOutputTokens` free in the window. Throws `ContextOverflowError` when the protected prefix and
-   * the last round alone exceed the hard limit.
+   * Returns the dialogue to send: with observation aging, old observations aged first (in batches of `batchRounds`
+   * where the backend caches prompts); unchanged when it fits under the compression threshold (decided without
+   * tokenizing when even its UTF-8 byte bound fits; see `sizeRequest`); else the observations waiting for their
+   * batch aged, and if that is not enough earlier rounds summarised; then, above the hard limit or when summarising
+   * failed, pruned deterministically. Both limits leave the request's `maxOutputTokens` free in the window. Throws
+   * `ContextOverflowError` when the protected prefix and the last round alone exceed the hard limit.
    */
   async fitRequest(request: PendingRequest, scope: MemoryScope): Promise<Message[]> {
     const o = this.options;
     const limits = requestLimits(scope.backend, request.maxOutputTokens, o);
     let factor = this.calibration.factor(scope.backend);
-    let messages = request.messages;
-    if (o.observationAging !== false) {
-      messages = ageObservations(messages, request.protectedCount, o.observationAging.keepRecentRounds, (id) =>
-        this.outputs.locationOf(scope.runId, scope.scope, id),
-      );
-      this.previews.releaseRemoved(scope, request.messages, messages);
-    }
+    const aging = o.observationAging;
+    // Where the provider caches prompts, old observations age in batches: each aging rewrites the cached prefix.
+    let messages = this.age(request, scope, aging !== false && cachesPrompts(scope.backend) ? aging.batchRounds : 1);
     // Far below the threshold the UTF-8 bound already decides (see TokenCounter.requestBound); near it, count.
     const bound = this.counter.requestBound(messages, request.tools, factor);
     if (bound.tokens <= limits.compressAt) return messages;
     let tokens = bound.exact ? bound.tokens : this.counter.request(messages, request.tools, factor);
     if (tokens <= limits.compressAt) return messages;
+    if (aging !== false) {
+      // Observations still waiting for their batch age before anything is summarised: aging rewrites the dialogue
+      // from the first waiting one on, a summary from the start of the history.
+      const aged = this.age({ ...request, messages }, scope, 1);
+      if (aged.some((message, i) => message !== messages[i])) {
+        messages = aged;
+        tokens = this.counter.request(messages, request.tools, factor);
+        if (tokens <= limits.compressAt) return messages;
+      }
+    }
 
     let reason: PruneReason = 'emergency-threshold';
     const plan = planCompression(messages, request.protectedCount, o.keepRecentRounds);
@@ -214,6 +222,20 @@ export class MemoryManager implements ExecutionMemory {
     // Pruning down to the compression threshold (not just under the hard limit) spares the next steps
     // a summariser call each; the hard limit is what must hold.
     return this.prune(messages, request, scope, limits, limits.compressAt, reason);
+  }
+
+  /** The request's dialogue with its old observations aged (see {@link ageObservations}); their preview budget given back. */
+  private age(request: PendingRequest, scope: MemoryScope, batchRounds: number): Message[] {
+    if (this.options.observationAging === false) return request.messages;
+    const aged = ageObservations(
+      request.messages,
+      request.protectedCount,
+      this.options.observationAging.keepRecentRounds,
+      (id) => this.outputs.locationOf(scope.runId, scope.scope, id),
+      batchRounds,
+    );
+    this.previews.releaseRemoved(scope, request.messages, aged);
+    return aged;
   }
 
   /**

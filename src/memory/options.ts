@@ -31,10 +31,18 @@ export const MemoryOptionsSchema = z
     calibration: z.number().min(0.1).max(10).default(1),
     /**
      * Opt-in: tool results older than the last `keepRecentRounds` rounds collapse to a one-line digest
-     * naming the saved full output. @defaultValue false
+     * naming the saved full output. Where the backend caches prompts (`promptCache.mode` `automatic` or `markers`),
+     * they collapse in batches: once `batchRounds` old rounds hold results to collapse, or sooner when the request
+     * would otherwise be compressed. @defaultValue false
      */
     observationAging: z
-      .union([z.literal(false), z.strictObject({ keepRecentRounds: positiveInt(DEFAULTS.keepRecentRounds) })])
+      .union([
+        z.literal(false),
+        z.strictObject({
+          keepRecentRounds: positiveInt(DEFAULTS.keepRecentRounds),
+          batchRounds: positiveInt(DEFAULTS.agingBatchRounds),
+        }),
+      ])
       .default(false),
   })
   .refine((o) => o.compressAt <= o.emergencyAt, {
@@ -59,7 +67,7 @@ const ALLOWED: Record<string, string> = {
   emergencyAt: 'a number in (0, 1]',
   encoding: GPT_ENCODINGS.join(', '),
   calibration: 'a number from 0.1 to 10',
-  observationAging: 'false or { keepRecentRounds?: positive integer }',
+  observationAging: 'false or { keepRecentRounds?: positive integer, batchRounds?: positive integer }',
 };
 
 /** Parses memory options; a bad option throws `HarnessError('invalid-options')` naming it and its allowed range. */

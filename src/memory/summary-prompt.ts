@@ -4,6 +4,11 @@ import { headTail } from './truncate.js';
 /** The header of the message that replaces compressed rounds; also how a later compression recognises it. */
 export const SUMMARY_HEADER = '[Summary of earlier work in this task, written when the dialogue was compressed]';
 
+/** True for the message a compression put in place of earlier rounds. */
+export function isHistorySummary(message: Message | undefined): boolean {
+  return message?.role === 'user' && typeof message.content === 'string' && message.content.startsWith(SUMMARY_HEADER);
+}
+
 /** System prompt of a history-compression call (purpose `summarize`). */
 export function historySummaryPrompt(maxChars: number): string {
   return [

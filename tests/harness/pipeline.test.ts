@@ -339,6 +339,7 @@ describe('createHarness: the report', () => {
         'truncations',
         'compressions',
         'prunes',
+        'cacheBreaks',
         'warnings',
         'cost',
         'resumes',

@@ -34,4 +34,21 @@ describe('ageObservations', () => {
     const thrice = ageObservations(twice, 2, 1, () => 'later.txt');
     expect(thrice[5]).toBe(twice[5]);
   });
+
+  it('ages in batches: nothing until batchRounds old rounds hold a result to age, then all of them at once', () => {
+    const rounds = ['a', 'b', 'c', 'd', 'e'].map((id) => round(id, [id.repeat(2000)]));
+    const dialogue = (count: number) => [...prefix, ...rounds.slice(0, count).flat()];
+    // Two rounds kept whole: with 4 rounds, 2 are old; the batch of 3 is not full yet.
+    const waiting = ageObservations(dialogue(4), 2, 2, () => undefined, 3);
+    expect(waiting).toEqual(dialogue(4));
+    waiting.forEach((message, i) => expect(message).toBe(dialogue(4)[i]));
+    const full = ageObservations(dialogue(5), 2, 2, () => undefined, 3);
+    expect([3, 5, 7].map((i) => isAged(full[i]!))).toEqual([true, true, true]);
+    expect(full.slice(8)).toEqual(rounds.slice(3).flat());
+    // Rounds already aged or holding only short results do not count towards the next batch.
+    const later = ['g', 'h'].flatMap((id) => round(id, [id.repeat(2000)]));
+    const next = [...full, ...round('f', ['short']), ...later];
+    // Old now: a–c (aged), d and e (waiting) and f (short): 2 rounds wait, a batch of 3 is not full.
+    expect(ageObservations(next, 2, 2, () => undefined, 3)).toEqual(next);
+  });
 });

@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { Message, ToolSpec } from '../../src/backend/types.js';
+import type { LlmBackend, Message, ToolSpec } from '../../src/backend/types.js';
 import { ContextOverflowError, HarnessError } from '../../src/errors.js';
 import { reservedOutputTokens } from '../../src/llm/call-model.js';
+import { isAged } from '../../src/memory/aging.js';
 import { CALIBRATION_FLOOR, CALIBRATION_MARGIN } from '../../src/memory/calibration.js';
 import { MemoryManager } from '../../src/memory/memory-manager.js';
 import { splitRounds } from '../../src/memory/rounds.js';
@@ -42,7 +43,10 @@ describe('MemoryManager options', () => {
       calibration: 1,
       observationAging: false,
     });
-    expect(new MemoryManager({ observationAging: {} }).options.observationAging).toEqual({ keepRecentRounds: 3 });
+    expect(new MemoryManager({ observationAging: {} }).options.observationAging).toEqual({
+      keepRecentRounds: 3,
+      batchRounds: 8,
+    });
   });
 
   it.each([
@@ -367,6 +371,35 @@ describe('fitRequest', () => {
     expect(digest(fitted[3])).toBe('output 0 '.repeat(100));
     expect(digest(fitted[5])).toBe('output 1 '.repeat(100));
     expect(fitted[7]).toBe(dialogue[7]);
+  });
+});
+
+describe('observation aging and prompt caching', () => {
+  /** A dialogue of `rounds` rounds with one 2 000-character observation each, fitted by `memory` for `backend`. */
+  async function agedDialogue(memory: MemoryManager, backend: LlmBackend, rounds: number) {
+    const scope = scopeFor(backend, hostWorkspace());
+    const dialogue = [...prefix];
+    for (let i = 0; i < rounds; i++) dialogue.push(...round(`r${i}`, [`output ${i} `.padEnd(2_000, 'x')]));
+    const fitted = await memory.fitRequest({ messages: dialogue, tools, protectedCount: 2 }, scope);
+    return { fitted, scope, aged: fitted.filter(isAged).length };
+  }
+  const caching = (window: number): LlmBackend => ({ ...fakeBackend(window), promptCache: { mode: 'markers' } });
+  const options = { tokenizer: quarterTokenizer, observationAging: { keepRecentRounds: 2, batchRounds: 4 } };
+
+  it('ages every step where the backend does not cache, in batches where it does', async () => {
+    const memory = new MemoryManager(options);
+    // 5 rounds: 3 old ones hold results to age.
+    expect((await agedDialogue(memory, fakeBackend(128_000), 5)).aged).toBe(3);
+    expect((await agedDialogue(memory, caching(128_000), 5)).aged).toBe(0);
+    expect((await agedDialogue(memory, caching(128_000), 6)).aged).toBe(4);
+  });
+
+  it('ages what waits for its batch before it would compress, and compresses only if that is not enough', async () => {
+    const memory = new MemoryManager(options);
+    // 5 rounds of about 500 tokens each, plus the prefix: above 0.9 × 2 800 tokens until the 3 old ones age.
+    const { aged, scope } = await agedDialogue(memory, caching(2_800), 5);
+    expect(aged).toBe(3);
+    expect(scope.events.filter((e) => e.type === 'memory-compress' || e.type === 'memory-prune')).toEqual([]);
   });
 });
 

@@ -36,6 +36,7 @@ export function newReportTally(): ReportTally {
     truncations: 0,
     compressions: 0,
     prunes: 0,
+    cacheBreaks: {},
     warnings: {},
     resumes: { count: 0, redoneModelCalls: 0, rerunToolCalls: 0, interruptedToolCalls: 0 },
     cost: null,
@@ -79,6 +80,15 @@ export function tallyEvent(tally: ReportTally, event: HarnessEvent): void {
     case 'memory-prune':
       tally.prunes += 1;
       break;
+    case 'cache-break': {
+      // `??=`: a tally saved before cache breaks were counted has no such field.
+      tally.cacheBreaks ??= {};
+      const counted = tally.cacheBreaks[event.cause] ?? { count: 0, prefixTokensLost: 0 };
+      counted.count += 1;
+      counted.prefixTokensLost += event.prefixTokensLost;
+      tally.cacheBreaks[event.cause] = counted;
+      break;
+    }
     case 'run-warning':
       tally.warnings[event.code] = (tally.warnings[event.code] ?? 0) + 1;
       break;
@@ -141,6 +151,8 @@ export function reportFromTally(tally: ReportTally, facts: ReportFacts): RunRepo
     wallTimeMs: facts.wallTimeMs,
     ...counted,
     cost: counted.cost ?? null,
+    // A tally saved before cache breaks were counted has none.
+    cacheBreaks: counted.cacheBreaks ?? {},
     subtasks: facts.subtasks.length,
     subtaskAttempts: facts.subtasks.reduce((sum, s) => sum + s.attempts, 0),
     failedSubtasks: facts.subtasks.filter((s) => s.status === 'failed').length,
