@@ -11,7 +11,7 @@ const SRC = path.resolve(import.meta.dirname, '../../src');
 
 /** Folders (below `src/`) by layer, top first; a file may import its own layer and those after it. */
 const LAYERS: readonly (readonly string[])[] = [
-  ['index.ts', 'cli', 'bullmq', 'otel', 'benchmark'],
+  ['index.ts', 'cli', 'bullmq', 'otel', 'benchmark', 'viewer'],
   ['harness'],
   ['modes/pipeline', 'modes/managed'],
   ['modes/shared'],
