@@ -1,5 +1,5 @@
 /**
- * `horizon-harness`, the command line: `run` a task on a model, `replay` the offline demo, `show` a run's page.
+ * `horizon-harness`, the command line: `run` a task on a model, or `replay` the offline demo.
  * @module
  */
 import { Command, CommanderError, Option } from 'commander';

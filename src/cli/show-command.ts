@@ -17,16 +17,8 @@ interface ShowFlags {
   runId?: string;
 }
 
-/** Starts the platform's opener on a file; resolves false when there is none (it could not be started). */
-export type FileOpener = (file: string) => Promise<boolean>;
-
-/** Adds `show` to `program`; `opener` is what `--open` uses (the platform's, unless a test passes its own). */
-export function addShowCommand(
-  program: Command,
-  io: CliIo,
-  setExitCode: (code: number) => void,
-  opener: FileOpener = platformOpener,
-): void {
+/** Adds `show` to `program`; the action reports its exit code through `setExitCode`. */
+export function addShowCommand(program: Command, io: CliIo, setExitCode: (code: number) => void): void {
   program
     .command('show')
     .description("Write a run's event log as one self-contained HTML page (timeline, context chart, verdicts, tools).")
@@ -48,7 +40,7 @@ export function addShowCommand(
       const out = path.resolve(flags.out ?? (await defaultOut(source)));
       await writeFile(out, page);
       io.stdout.write(`Wrote ${printable(out)}\n`);
-      if (flags.open && !(await opener(out))) {
+      if (flags.open && !(await openWithPlatform(out, io.env))) {
         io.stdout.write(`No program to open it with here: open ${printable(out)} in a browser.\n`);
       }
       setExitCode(EXIT_CODES.succeeded);
@@ -61,8 +53,11 @@ async function defaultOut(source: string): Promise<string> {
   return path.join(workspace ?? path.dirname(file), 'run.html');
 }
 
-/** xdg-open (Linux and others), open (macOS) or start (Windows), detached; false when it cannot be started. */
-function platformOpener(file: string): Promise<boolean> {
+/**
+ * Opens `file` with xdg-open (Linux and others), open (macOS) or start (Windows), found on the CLI's PATH and left
+ * running on its own; false when it cannot be started.
+ */
+function openWithPlatform(file: string, env: CliIo['env']): Promise<boolean> {
   const [command, args] =
     process.platform === 'darwin'
       ? ['open', [file]]
@@ -70,7 +65,7 @@ function platformOpener(file: string): Promise<boolean> {
         ? ['cmd', ['/c', 'start', '""', file]]
         : ['xdg-open', [file]];
   return new Promise((resolve) => {
-    const child = spawn(command, args, { detached: true, stdio: 'ignore' });
+    const child = spawn(command, args, { detached: true, stdio: 'ignore', env: { ...env } });
     child.once('error', () => resolve(false));
     child.once('spawn', () => {
       child.unref();

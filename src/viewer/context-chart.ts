@@ -52,12 +52,13 @@ export function contextChart(view: RunView, limits: ChartLimits): SafeHtml {
       : mark.beforeCall >= calls.length
         ? x(calls.length - 1)
         : (x(mark.beforeCall - 1) + x(mark.beforeCall)) / 2;
+  const answered = calls.filter((call) => call.answered).length;
   const used = PURPOSES.filter((purpose) => calls.some((c) => c.purpose === purpose));
   const counts = { compress: 0, prune: 0, overflow: 0 };
   for (const mark of view.marks) counts[mark.kind] += 1;
   return html`<section id="context">
   <h2>Context per model call</h2>
-  <p>${formatCount(calls.length)} model calls; peak request <b id="peak-tokens">${formatCount(peak)}</b> tokens;
+  <p>${formatCount(calls.length)} model requests (${formatCount(answered)} answered); peak request <b id="peak-tokens">${formatCount(peak)}</b> tokens;
     window ${formatCount(limits.contextWindow)} tokens${limits.windowKnown ? '' : ' (assumed: the log does not record the window; pass contextWindow)'};
     ${counts.compress} compression(s), ${counts.prune} prune(s), ${counts.overflow} overflow(s).</p>
   <svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="Request tokens of each model call">
@@ -75,7 +76,7 @@ export function contextChart(view: RunView, limits: ChartLimits): SafeHtml {
     )}</g>
     <g id="calls">${calls.map(
       (call) =>
-        html`<circle class="call p-${call.purpose}" data-purpose="${call.purpose}" data-tokens="${call.requestTokens}" cx="${x(call.index)}" cy="${y(call.requestTokens)}" r="3"><title>call ${call.index + 1}, ${call.purpose}${call.scope ? ` in ${call.scope}` : ''}: ${formatCount(call.requestTokens)} tokens sent${call.inputTokens !== undefined ? `, ${formatCount(call.inputTokens)} in / ${formatCount(call.outputTokens ?? 0)} out (provider)` : ''}${call.retries > 0 ? `, ${call.retries} retry(ies)` : ''}</title></circle>`,
+        html`<circle class="call p-${call.purpose}${call.answered ? '' : ' unanswered'}" data-answered="${String(call.answered)}" data-purpose="${call.purpose}" data-tokens="${call.requestTokens}" cx="${x(call.index)}" cy="${y(call.requestTokens)}" r="3"><title>call ${call.index + 1}, ${call.purpose}${call.scope ? ` in ${call.scope}` : ''}: ${formatCount(call.requestTokens)} tokens sent${call.inputTokens !== undefined ? `, ${formatCount(call.inputTokens)} in / ${formatCount(call.outputTokens ?? 0)} out (provider)` : ''}${call.retries > 0 ? `, ${call.retries} retry(ies)` : ''}${call.answered ? '' : ', no response (failed or stopped)'}</title></circle>`,
     )}</g>
   </svg>
   <p class="legend">${used.map((purpose) => html`<span class="key p-${purpose}">${purpose}</span> `)}<span class="key m-compress">compression</span> <span class="key m-prune">prune</span> <span class="key m-overflow">overflow</span></p>

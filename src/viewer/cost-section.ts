@@ -7,10 +7,13 @@ import { formatCost, formatCount, sum } from './format.js';
 import { html, type SafeHtml } from './html.js';
 import type { RunView } from './run-view.js';
 
-/** A table of calls, tokens, cached input tokens and cost per purpose, from the model calls of `view`. */
+/**
+ * A table of calls, tokens, cached input tokens and cost per purpose, from the answered model calls of `view` (a
+ * request that got no response reported no usage).
+ */
 export function costSection(view: RunView): SafeHtml {
   const rows = PURPOSES.map((purpose) => {
-    const calls = view.calls.filter((call) => call.purpose === purpose);
+    const calls = view.calls.filter((call) => call.purpose === purpose && call.answered);
     const priced = calls.filter((call) => call.cost !== undefined);
     return {
       purpose,

@@ -34,3 +34,8 @@ export function bounded(text: string, max: number): string {
 export function sum(values: readonly number[]): number {
   return values.reduce((a, b) => a + b, 0);
 }
+
+/** `text` cut to `max` characters, with an ellipsis when cut (for labels; the full text goes in a tooltip). */
+export function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}

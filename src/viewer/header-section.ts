@@ -16,7 +16,7 @@ export function headerSection(view: RunView): SafeHtml {
   const facts: Array<[string, string]> = [
     ['Mode', view.start?.mode ?? 'unknown'],
     ['Duration', formatDuration(report?.wallTimeMs ?? view.lastTimestamp - view.firstTimestamp)],
-    ['Model calls', formatCount(report?.modelCalls ?? view.calls.length)],
+    ['Model calls', formatCount(report?.modelCalls ?? view.calls.filter((c) => c.answered).length)],
     ['Tokens in', formatCount(report?.inputTokens ?? sum(view.calls.map((c) => c.inputTokens ?? 0)))],
     ['Tokens out', formatCount(report?.outputTokens ?? sum(view.calls.map((c) => c.outputTokens ?? 0)))],
     ['Cost', report?.cost ? formatCost(report.cost.total, report.cost.currency) : 'not priced'],

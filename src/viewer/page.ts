@@ -31,7 +31,8 @@ svg text { font-size: 11px; fill: #1b1f24; } svg .axis { fill: #57606a; font-siz
 .k-repair { fill: var(--repair); } .k-manage { fill: var(--manage); } .k-audit { fill: var(--audit); }
 .retry { stroke: #1b1f24; stroke-width: 2; } .resume { stroke: #6f42c1; stroke-dasharray: 3 3; }
 .mark { stroke-width: 1.5; } .m-compress { stroke: #ff7f0e; } .m-prune { stroke: var(--bad); } .m-overflow { stroke: #000; stroke-width: 2.5; }
-.call { stroke: #fff; stroke-width: 0.5; }
+.call { stroke: #fff; stroke-width: 0.5; } .call.unanswered { fill: #fff; stroke: var(--bad); stroke-width: 1.5; }
+.k-start-up { fill: #d0d7de; }
 .p-plan { fill: var(--plan); } .p-execute { fill: var(--execute); } .p-synthesize { fill: var(--synthesize); }
 .p-verify { fill: var(--verify); } .p-repair { fill: var(--repair); } .p-summarize { fill: var(--summarize); }
 .p-manage { fill: var(--manage); } .p-audit { fill: var(--audit); }

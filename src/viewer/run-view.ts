@@ -35,6 +35,8 @@ export interface CallView {
   cost?: number;
   currency?: string;
   retries: number;
+  /** False while no `llm-response` came for it: it failed, or the run stopped while it was in flight. */
+  answered: boolean;
 }
 
 /** One tool call with what its result event says. */
@@ -63,6 +65,7 @@ export interface MemoryMark {
 
 /** What a lane of the timeline is. */
 export type LaneKind =
+  | 'start-up'
   | 'plan'
   | 'subtask'
   | 'synthesis'
@@ -151,8 +154,28 @@ export function buildRunView(events: readonly HarnessEvent[], runId?: string): R
   };
   const folder = new Folder(view);
   for (const event of own) folder.add(event);
+  addStartUp(view, own);
   view.lanes.sort((a, b) => a.start - b.start);
   return view;
+}
+
+/**
+ * A lane from `run-start` to the first stage's first event: what the run did before it (intake, workspace and tool
+ * set-up) would otherwise be an unexplained gap at the start of the timeline.
+ */
+function addStartUp(view: RunView, events: readonly HarnessEvent[]): void {
+  const start = events.find((event) => event.type === 'run-start');
+  const firstLane = Math.min(...view.lanes.map((lane) => lane.start));
+  if (!start || !Number.isFinite(firstLane) || firstLane <= start.timestamp) return;
+  view.lanes.push({
+    key: 'start-up',
+    kind: 'start-up',
+    label: 'start-up (before the first stage)',
+    start: start.timestamp,
+    end: firstLane,
+    retries: [],
+    tools: [],
+  });
 }
 
 /** The lane a scope belongs to: retries and re-asks join their loop's lane, a managed claim its execution. */
@@ -239,6 +262,7 @@ class Folder {
       case 'llm-response': {
         const call = this.calls.get(event.callId);
         if (!call) break;
+        call.answered = true;
         call.inputTokens = event.usage.inputTokens;
         call.outputTokens = event.usage.outputTokens;
         call.cachedInputTokens = event.usage.cachedInputTokens;
@@ -314,6 +338,7 @@ class Folder {
       timestamp: event.timestamp,
       requestTokens: event.requestTokens,
       retries: 0,
+      answered: false,
     };
     this.calls.set(event.callId, call);
     this.view.calls.push(call);

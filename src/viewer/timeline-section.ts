@@ -3,7 +3,7 @@
  * subtasks that ran side by side overlap; retries and resumes are marked.
  * @module
  */
-import { bounded, formatDuration } from './format.js';
+import { clip, formatDuration } from './format.js';
 import { html, type SafeHtml } from './html.js';
 import type { LaneView, RunView } from './run-view.js';
 
@@ -43,7 +43,7 @@ function laneRow(lane: LaneView, row: number, x: (t: number) => number): SafeHtm
   const status = lane.status ?? 'unknown';
   return html`<g class="lane" data-lane="${lane.key}" data-kind="${lane.kind}" data-status="${status}" data-duration-ms="${duration}">
     <title>${lane.label} — ${status}, ${formatDuration(duration)}${lane.retries.length > 0 ? `, ${lane.retries.length} retry(ies)` : ''}</title>
-    <text class="label" x="4" y="${y + 15}">${bounded(lane.label, 44)}</text>
+    <text class="label" x="4" y="${y + 15}">${clip(lane.label, 46)}</text>
     <rect class="bar k-${lane.kind} st-${statusClass(status)}" x="${left}" y="${y + 4}" width="${width}" height="${ROW - 8}" rx="3"/>
     ${lane.retries.map((t) => html`<line class="retry" x1="${x(t)}" x2="${x(t)}" y1="${y + 1}" y2="${y + ROW - 1}"/>`)}
     <text class="dur" x="${left + width + 4}" y="${y + 15}">${formatDuration(duration)}</text>

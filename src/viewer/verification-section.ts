@@ -15,7 +15,8 @@ const INLINE_IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'ima
 /** The verdicts of `view` and what followed each. */
 export function verificationSection(view: RunView): SafeHtml {
   if (view.verdicts.length === 0 && view.repairs.length === 0) {
-    return html`<section id="verification"><h2>Verification</h2><p>No verdict in this run.</p></section>`;
+    const why = view.start?.verification === false ? 'Verification was off for this run.' : 'No verdict in this run.';
+    return html`<section id="verification"><h2>Verification</h2><p>${why}</p></section>`;
   }
   return html`<section id="verification">
   <h2>Verification</h2>
