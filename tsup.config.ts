@@ -22,6 +22,7 @@ export default defineConfig([
       'otel/index': 'src/otel/index.ts',
       'bullmq/index': 'src/bullmq/index.ts',
       'benchmark/index': 'src/benchmark/index.ts',
+      'viewer/index': 'src/viewer/index.ts',
     },
     format: ['esm', 'cjs'],
     dts: true,
