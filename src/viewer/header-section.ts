@@ -21,7 +21,7 @@ export function headerSection(view: RunView): SafeHtml {
     ['Tokens out', formatCount(report?.outputTokens ?? sum(view.calls.map((c) => c.outputTokens ?? 0)))],
     ['Cost', report?.cost ? formatCost(report.cost.total, report.cost.currency) : 'not priced'],
     ['Repairs', formatCount(report?.repairs ?? view.repairs.length)],
-    ['Resumes', formatCount(view.resumes.length)],
+    ['Resumes', formatCount(report?.resumes.count ?? view.resumes.length)],
     ['Warnings', formatCount(view.warnings.length)],
   ];
   return html`<header>

@@ -8,7 +8,6 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { z } from 'zod';
 import type { GenerateRequest, GenerateResult } from '../../../src/backend/types.js';
 import type { RunResult } from '../../../src/contracts/work.js';
 import { parseEventLog } from '../../../src/event-log/read.js';
@@ -19,14 +18,12 @@ import {
   DEMO_TASK,
   planOf,
   replayBackend,
-  reply,
   ScriptedBackend,
   submit,
   toolCall,
   verdict,
 } from '../../../src/testing/index.js';
 import { writeToFileTool } from '../../../src/tools/builtin/index.js';
-import { defineTool } from '../../../src/tools/define-tool.js';
 import { writeFile } from '../../harness/helpers.js';
 import { decide, verdictOf } from '../../managed/helpers.js';
 
@@ -182,44 +179,4 @@ export async function resumedRun(): Promise<LoggedRun> {
   const result = await again.resume('resumed-run', { workspace });
   await again.close();
   return logged('resumed', lines, result);
-}
-
-/**
- * A long single loop: `iterations` tool rounds (four events each) on a small window, so memory compresses as it goes;
- * 1 250 iterations make a log of about 5 000 events.
- */
-export async function longRun(iterations: number): Promise<LoggedRun> {
-  const backend = new ScriptedBackend(
-    (request: GenerateRequest): GenerateResult => {
-      if (request.purpose === 'summarize') return reply('Summary: notes written so far are in notes/.');
-      const rounds = request.messages.filter((m) => m.role === 'tool').length;
-      const done = Number(/step (\d+) written/.exec(JSON.stringify(request.messages.at(-1)))?.[1] ?? 0);
-      if (done + 1 >= iterations || rounds > iterations) return submit('All steps written.', ['notes/log.md']);
-      return toolCall('write_file', {
-        path: `notes/step-${done + 1}.md`,
-        content: `step ${done + 1} ${'x'.repeat(400)}`,
-      });
-    },
-    { contextWindow: 24_000 },
-  );
-  const stepWriter = defineTool({
-    name: 'write_file',
-    description: 'Writes a text file in the workspace.',
-    input: z.object({ path: z.string(), content: z.string() }),
-    execute: async ({ path: file, content }) =>
-      `step ${/step-(\d+)/.exec(file)?.[1]} written (${content.length} chars)`,
-  });
-  const lines: string[] = [];
-  const harness = createHarness({
-    backend,
-    tools: [stepWriter],
-    workspace: await dir(),
-    decomposition: false,
-    verification: false,
-    limits: { maxIterations: iterations + 10 },
-  });
-  logger(harness, lines);
-  const result = await harness.run('Write every step.');
-  await harness.close();
-  return logged('long', lines, result);
 }
