@@ -3,10 +3,9 @@
  * and the compression and emergency thresholds, coloured by purpose, with compressions, prunes and overflows marked.
  * @module
  */
-import type { Purpose } from '../backend/types.js';
 import { formatCount } from './format.js';
 import { html, type SafeHtml } from './html.js';
-import type { MemoryMark, RunView } from './run-view.js';
+import { type MemoryMark, purposesOf, type RunView } from './run-view.js';
 
 /** What the chart draws its lines at. */
 export interface ChartLimits {
@@ -20,18 +19,6 @@ export interface ChartLimits {
 const WIDTH = 1000;
 const HEIGHT = 320;
 const PAD = { left: 70, right: 20, top: 16, bottom: 30 };
-
-/** Every purpose, in the legend's order. */
-export const PURPOSES: readonly Purpose[] = [
-  'plan',
-  'execute',
-  'synthesize',
-  'verify',
-  'repair',
-  'summarize',
-  'manage',
-  'audit',
-];
 
 /** The chart of `view`'s model calls. */
 export function contextChart(view: RunView, limits: ChartLimits): SafeHtml {
@@ -53,7 +40,7 @@ export function contextChart(view: RunView, limits: ChartLimits): SafeHtml {
         ? x(calls.length - 1)
         : (x(mark.beforeCall - 1) + x(mark.beforeCall)) / 2;
   const answered = calls.filter((call) => call.answered).length;
-  const used = PURPOSES.filter((purpose) => calls.some((c) => c.purpose === purpose));
+  const used = purposesOf(view);
   const counts = { compress: 0, prune: 0, overflow: 0 };
   for (const mark of view.marks) counts[mark.kind] += 1;
   return html`<section id="context">

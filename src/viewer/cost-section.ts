@@ -2,31 +2,32 @@
  * Tokens, cost and cache hits by purpose.
  * @module
  */
-import { PURPOSES } from './context-chart.js';
 import { formatCost, formatCount, sum } from './format.js';
 import { html, type SafeHtml } from './html.js';
-import type { RunView } from './run-view.js';
+import { purposesOf, type RunView } from './run-view.js';
 
 /**
  * A table of calls, tokens, cached input tokens and cost per purpose, from the answered model calls of `view` (a
  * request that got no response reported no usage).
  */
 export function costSection(view: RunView): SafeHtml {
-  const rows = PURPOSES.map((purpose) => {
-    const calls = view.calls.filter((call) => call.purpose === purpose && call.answered);
-    const priced = calls.filter((call) => call.cost !== undefined);
-    return {
-      purpose,
-      calls: calls.length,
-      input: sum(calls.map((c) => c.inputTokens ?? 0)),
-      output: sum(calls.map((c) => c.outputTokens ?? 0)),
-      cachedKnown: calls.some((c) => c.cachedInputTokens !== undefined),
-      cached: sum(calls.map((c) => c.cachedInputTokens ?? 0)),
-      cost: priced.length > 0 ? sum(priced.map((c) => c.cost ?? 0)) : undefined,
-      currency: priced[0]?.currency ?? '',
-      unpriced: calls.length - priced.length,
-    };
-  }).filter((row) => row.calls > 0);
+  const rows = purposesOf(view)
+    .map((purpose) => {
+      const calls = view.calls.filter((call) => call.purpose === purpose && call.answered);
+      const priced = calls.filter((call) => call.cost !== undefined);
+      return {
+        purpose,
+        calls: calls.length,
+        input: sum(calls.map((c) => c.inputTokens ?? 0)),
+        output: sum(calls.map((c) => c.outputTokens ?? 0)),
+        cachedKnown: calls.some((c) => c.cachedInputTokens !== undefined),
+        cached: sum(calls.map((c) => c.cachedInputTokens ?? 0)),
+        cost: priced.length > 0 ? sum(priced.map((c) => c.cost ?? 0)) : undefined,
+        currency: priced[0]?.currency ?? '',
+        unpriced: calls.length - priced.length,
+      };
+    })
+    .filter((row) => row.calls > 0);
   if (rows.length === 0) return html``;
   return html`<section id="cost">
   <h2>Tokens and cost by purpose</h2>

@@ -9,7 +9,7 @@ import { html, jsonForScript, SafeHtml } from './html.js';
 /** Purpose colours (chart dots, legend, cost table) and lane colours. */
 const STYLE = `
 :root { color-scheme: light; --plan:#6f42c1; --execute:#1f77b4; --synthesize:#17becf; --verify:#2ca02c; --repair:#ff7f0e;
-  --summarize:#8c564b; --manage:#e377c2; --audit:#7f7f7f; --bad:#d62728; }
+  --summarize:#8c564b; --vision:#bcbd22; --manage:#e377c2; --audit:#7f7f7f; --bad:#d62728; }
 * { box-sizing: border-box; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto; max-width: 1100px; padding: 16px 24px; color: #1b1f24; background: #fff; }
 h1 { font-size: 20px; margin: 0 0 6px; } h2 { font-size: 17px; margin: 28px 0 8px; border-bottom: 1px solid #d0d7de; padding-bottom: 4px; }
@@ -34,12 +34,12 @@ svg text { font-size: 11px; fill: #1b1f24; } svg .axis { fill: #57606a; font-siz
 .call { stroke: #fff; stroke-width: 0.5; } .call.unanswered { fill: #fff; stroke: var(--bad); stroke-width: 1.5; }
 .k-start-up { fill: #d0d7de; }
 .p-plan { fill: var(--plan); } .p-execute { fill: var(--execute); } .p-synthesize { fill: var(--synthesize); }
-.p-verify { fill: var(--verify); } .p-repair { fill: var(--repair); } .p-summarize { fill: var(--summarize); }
+.p-verify { fill: var(--verify); } .p-repair { fill: var(--repair); } .p-summarize { fill: var(--summarize); } .p-vision { fill: var(--vision); }
 .p-manage { fill: var(--manage); } .p-audit { fill: var(--audit); }
 .key::before { content: ""; display: inline-block; width: 10px; height: 10px; border-radius: 5px; margin-right: 4px; background: #8c959f; }
 .key.p-plan::before { background: var(--plan); } .key.p-execute::before { background: var(--execute); }
 .key.p-synthesize::before { background: var(--synthesize); } .key.p-verify::before { background: var(--verify); }
-.key.p-repair::before { background: var(--repair); } .key.p-summarize::before { background: var(--summarize); }
+.key.p-repair::before { background: var(--repair); } .key.p-summarize::before { background: var(--summarize); } .key.p-vision::before { background: var(--vision); }
 .key.p-manage::before { background: var(--manage); } .key.p-audit::before { background: var(--audit); }
 .key.m-compress::before { background: #ff7f0e; border-radius: 0; width: 3px; } .key.m-prune::before { background: var(--bad); border-radius: 0; width: 3px; }
 .key.m-overflow::before { background: #000; border-radius: 0; width: 3px; }

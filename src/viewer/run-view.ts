@@ -159,6 +159,11 @@ export function buildRunView(events: readonly HarnessEvent[], runId?: string): R
   return view;
 }
 
+/** The purposes of the run's model calls, in the order of their first call. */
+export function purposesOf(view: RunView): Purpose[] {
+  return [...new Set(view.calls.map((call) => call.purpose))];
+}
+
 /**
  * A lane from `run-start` to the first stage's first event: what the run did before it (intake, workspace and tool
  * set-up) would otherwise be an unexplained gap at the start of the timeline.
