@@ -13,7 +13,7 @@ import { costSection } from './cost-section.js';
 import { headerSection } from './header-section.js';
 import { managedSection } from './managed-section.js';
 import { pageDocument } from './page.js';
-import { buildRunView } from './run-view.js';
+import { buildRunView } from './fold-events.js';
 import { timelineSection } from './timeline-section.js';
 import { verificationSection } from './verification-section.js';
 import { workSection } from './work-section.js';

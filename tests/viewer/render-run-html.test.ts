@@ -5,6 +5,7 @@ import path from 'node:path';
 import { parseHTML } from 'linkedom';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { main, type CliIo } from '../../src/cli/main.js';
+import type { HarnessEvent } from '../../src/events.js';
 import { escapeHtml, html, jsonForScript } from '../../src/viewer/html.js';
 import { renderRunHtml } from '../../src/viewer/index.js';
 import { demoRun, hostileRun, type LoggedRun, XSS } from './support/runs.js';
@@ -83,6 +84,45 @@ describe('renderRunHtml', () => {
     expect(shown.querySelector('h1 code')?.textContent).toBe(hostile.result.runId);
     expect(shown.querySelector('header .note')?.textContent).toContain(demo.result.runId);
     expect(() => renderRunHtml(both, { runId: 'nope' })).toThrow(/No event of run "nope"/);
+  });
+
+  it('keeps the tool calls of loops running side by side apart, also when their models reuse a tool call id', () => {
+    const at = (timestamp: number) => ({ runId: 'r', timestamp });
+    const call = (scope: string, type: 'tool-call' | 'tool-result', t: number) =>
+      type === 'tool-call'
+        ? {
+            ...at(t),
+            type,
+            purpose: 'execute' as const,
+            scope,
+            callId: 'call_0',
+            toolName: 'write_file',
+            arguments: `{"for":"${scope}"}`,
+          }
+        : {
+            ...at(t),
+            type,
+            purpose: 'execute' as const,
+            scope,
+            callId: 'call_0',
+            toolName: 'write_file',
+            isError: false,
+            durationMs: 1,
+            outputChars: 5,
+            files: [`${scope}.md`],
+          };
+    const events: HarnessEvent[] = [
+      call('subtask-1', 'tool-call', 1),
+      call('subtask-2', 'tool-call', 2),
+      call('subtask-1', 'tool-result', 3),
+      call('subtask-2', 'tool-result', 4),
+    ];
+    const document = documentOf(renderRunHtml(events));
+    for (const scope of ['subtask-1', 'subtask-2']) {
+      const row = document.querySelector(`details[data-lane="${scope}"] tr[data-tool]`);
+      expect(row?.textContent).toContain(`{"for":"${scope}"}`);
+      expect(row?.textContent).toContain(`${scope}.md`);
+    }
   });
 
   it('keeps hostile text as text: no element or attribute comes from the run', () => {
