@@ -23,7 +23,10 @@ export function addShowCommand(program: Command, io: CliIo, setExitCode: (code: 
     .command('show')
     .description("Write a run's event log as one self-contained HTML page (timeline, context chart, verdicts, tools).")
     .argument('<source>', 'a workspace directory (reads .harness/events.jsonl) or an events.jsonl file')
-    .option('--out <file>', 'where to write the page (default: run.html beside the log, in the workspace)')
+    .option(
+      '--out <file>',
+      'where to write the page (default: run.html in the workspace, or beside the events.jsonl given)',
+    )
     .option('--open', "open the page with the platform's opener (xdg-open, open or start)")
     .option(
       '--context-window <tokens>',

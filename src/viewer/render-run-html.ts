@@ -83,6 +83,7 @@ export async function locateEventLog(logOrWorkspace: string): Promise<{ file: st
 }
 
 function renderEvents(events: readonly HarnessEvent[], options: RenderRunHtmlOptions): string {
+  checkOptions(options);
   if (options.runId !== undefined && !events.some((event) => event.runId === options.runId)) {
     const known = [...new Set(events.map((event) => event.runId))].join(', ');
     throw new HarnessError('invalid-input', `No event of run "${options.runId}" in the log. Runs in it: ${known}.`);
@@ -108,4 +109,23 @@ function renderEvents(events: readonly HarnessEvent[], options: RenderRunHtmlOpt
     ],
     data,
   );
+}
+
+/** Refuses a window or threshold the chart cannot draw. */
+function checkOptions(options: RenderRunHtmlOptions): void {
+  const { contextWindow, compressAt, emergencyAt } = options;
+  if (contextWindow !== undefined && !(Number.isInteger(contextWindow) && contextWindow > 0)) {
+    throw new HarnessError(
+      'invalid-options',
+      `contextWindow (--context-window) takes a whole number of tokens ≥ 1; got ${contextWindow}.`,
+    );
+  }
+  for (const [name, share] of [
+    ['compressAt', compressAt],
+    ['emergencyAt', emergencyAt],
+  ] as const) {
+    if (share !== undefined && !(share > 0 && share <= 1)) {
+      throw new HarnessError('invalid-options', `${name} takes a share of the window in (0, 1]; got ${share}.`);
+    }
+  }
 }

@@ -165,10 +165,16 @@ describe('horizon-harness show', () => {
     expect(await readFile(out, 'utf8')).toContain('<!doctype html>');
   });
 
-  it('exits 2 and says why when there is no log', async () => {
+  it('exits 2 and says why when there is no log, or the window is not a number of tokens', async () => {
     const workspace = await mkdtemp(path.join(tmpdir(), 'viewer-cli-'));
     const run = await cli(['show', workspace]);
     expect(run.code).toBe(2);
     expect(run.stderr()).toMatch(/Cannot read the event log .*events\.jsonl.*does not exist/);
+    await mkdir(path.join(workspace, '.harness'));
+    await writeFile(path.join(workspace, '.harness', 'events.jsonl'), demo.log);
+    const window = await cli(['show', workspace, '--context-window', '128k']);
+    expect(window.code).toBe(2);
+    expect(window.stderr()).toContain('contextWindow (--context-window) takes a whole number of tokens ≥ 1; got NaN.');
+    expect(() => renderRunHtml(demo.events, { compressAt: 1.5 })).toThrow(/compressAt takes a share/);
   });
 });
