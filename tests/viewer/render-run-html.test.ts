@@ -8,14 +8,14 @@ import { main, type CliIo } from '../../src/cli/main.js';
 import type { HarnessEvent } from '../../src/events.js';
 import { escapeHtml, html, jsonForScript } from '../../src/viewer/html.js';
 import { renderRunHtml } from '../../src/viewer/index.js';
-import { demoRun, hostileRun, type LoggedRun, XSS } from './support/runs.js';
+import { demoRun, hostileRun, type LoggedRun, managedRun, XSS } from './support/runs.js';
 
 let demo: LoggedRun;
 let hostile: LoggedRun;
+let managed: LoggedRun;
 
 beforeAll(async () => {
-  demo = await demoRun();
-  hostile = await hostileRun();
+  [demo, hostile, managed] = await Promise.all([demoRun(), hostileRun(), managedRun()]);
 }, 60_000);
 
 function documentOf(page: string) {
@@ -123,6 +123,67 @@ describe('renderRunHtml', () => {
       expect(row?.textContent).toContain(`{"for":"${scope}"}`);
       expect(row?.textContent).toContain(`${scope}.md`);
     }
+  });
+
+  it('shows cost and cache hits by purpose where the events carry them, and says so where they do not', () => {
+    const at = (timestamp: number) => ({ runId: 'r', timestamp });
+    const events: HarnessEvent[] = [];
+    for (const [i, purpose, cost, cached] of [
+      [1, 'execute', 0.25, 300],
+      [2, 'execute', 0.5, 100],
+      [3, 'verify', undefined, undefined],
+    ] as const) {
+      events.push(
+        {
+          ...at(i),
+          type: 'llm-request',
+          purpose,
+          callId: `c${i}`,
+          provider: 'p',
+          modelId: 'm',
+          messages: 1,
+          requestTokens: 900,
+        },
+        {
+          ...at(i),
+          type: 'llm-response',
+          purpose,
+          callId: `c${i}`,
+          finishReason: 'stop',
+          usage: {
+            inputTokens: 1000,
+            outputTokens: 10,
+            ...(cached === undefined ? {} : { cachedInputTokens: cached }),
+          },
+          toolCalls: 0,
+          durationMs: 1,
+          ...(cost === undefined ? {} : { cost, currency: 'USD' }),
+        },
+      );
+    }
+    const document = documentOf(renderRunHtml(events));
+    const cells = (purpose: string) =>
+      [...(document.querySelector(`#cost tr[data-purpose="${purpose}"]`)?.querySelectorAll('td') ?? [])].map(
+        (td) => td.textContent,
+      );
+    expect(cells('execute')).toEqual(['execute', '2', '2\u202f000', '400', '20', '0.75 USD']);
+    expect(cells('verify')).toEqual(['verify', '1', '1\u202f000', 'not reported', '10', 'not priced']);
+  });
+
+  it('shows a managed round whose workspace changed during the audit as an integrity violation', () => {
+    const events: HarnessEvent[] = [...managed.events];
+    const audit = events.findIndex((event) => event.type === 'audit-finish');
+    events.splice(audit + 1, 0, {
+      runId: managed.result.runId,
+      timestamp: events[audit]!.timestamp,
+      type: 'integrity-violation',
+      round: 1,
+      changedPaths: ['report.md'],
+      records: ['report'],
+    });
+    const round = documentOf(renderRunHtml(events)).querySelector('details.round[data-round="1"]');
+    expect(round?.querySelector('summary')?.textContent).toContain('integrity violation');
+    expect(round?.textContent).toContain('Integrity violation: changed report.md; records made untrusted: report');
   });
 
   it('keeps hostile text as text: no element or attribute comes from the run', () => {
