@@ -88,29 +88,12 @@ describe('renderRunHtml', () => {
 
   it('keeps the tool calls of loops running side by side apart, also when their models reuse a tool call id', () => {
     const at = (timestamp: number) => ({ runId: 'r', timestamp });
-    const call = (scope: string, type: 'tool-call' | 'tool-result', t: number) =>
-      type === 'tool-call'
-        ? {
-            ...at(t),
-            type,
-            purpose: 'execute' as const,
-            scope,
-            callId: 'call_0',
-            toolName: 'write_file',
-            arguments: `{"for":"${scope}"}`,
-          }
-        : {
-            ...at(t),
-            type,
-            purpose: 'execute' as const,
-            scope,
-            callId: 'call_0',
-            toolName: 'write_file',
-            isError: false,
-            durationMs: 1,
-            outputChars: 5,
-            files: [`${scope}.md`],
-          };
+    const call = (scope: string, type: 'tool-call' | 'tool-result', t: number): HarnessEvent => {
+      const base = { ...at(t), purpose: 'execute' as const, scope, callId: 'call_0', toolName: 'write_file' };
+      return type === 'tool-call'
+        ? { ...base, type, arguments: `{"for":"${scope}"}` }
+        : { ...base, type, isError: false, durationMs: 1, outputChars: 5, files: [`${scope}.md`] };
+    };
     const events: HarnessEvent[] = [
       call('subtask-1', 'tool-call', 1),
       call('subtask-2', 'tool-call', 2),
