@@ -100,6 +100,9 @@ class Folder {
         break;
       case 'run-resume':
         this.view.resumes.push(event);
+        // The run goes on: how it ended before (aborted, a crash's error) is no longer how it ends.
+        this.view.result = undefined;
+        this.view.error = undefined;
         break;
       case 'plan-created':
         this.touch('plan', event.timestamp);

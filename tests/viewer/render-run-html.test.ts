@@ -8,7 +8,7 @@ import { main, type CliIo } from '../../src/cli/main.js';
 import type { HarnessEvent } from '../../src/events.js';
 import { escapeHtml, html, jsonForScript } from '../../src/viewer/html.js';
 import { renderRunHtml } from '../../src/viewer/index.js';
-import { demoRun, hostileRun, type LoggedRun, managedRun, XSS } from './support/runs.js';
+import { demoRun, hostileRun, type LoggedRun, managedRun, resumedRun, XSS } from './support/runs.js';
 
 let demo: LoggedRun;
 let hostile: LoggedRun;
@@ -106,6 +106,18 @@ describe('renderRunHtml', () => {
       expect(row?.textContent).toContain(`{"for":"${scope}"}`);
       expect(row?.textContent).toContain(`${scope}.md`);
     }
+  });
+
+  it('a log that ends inside a resumed run shows it unfinished, not as the stopped run before it ended', async () => {
+    const resumed = await resumedRun();
+    const resume = resumed.events.findIndex((event) => event.type === 'run-resume');
+    expect(resumed.events.slice(0, resume).some((e) => e.type === 'run-finish' && e.result.status === 'aborted')).toBe(
+      true,
+    );
+    const cut = documentOf(renderRunHtml(resumed.events.slice(0, resume + 3)));
+    expect(cut.getElementById('run-status')?.textContent).toBe('unfinished');
+    const whole = documentOf(renderRunHtml(resumed.events));
+    expect(whole.getElementById('run-status')?.textContent).toBe('succeeded');
   });
 
   it('shows cost and cache hits by purpose where the events carry them, and says so where they do not', () => {
