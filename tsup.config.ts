@@ -24,6 +24,7 @@ export default defineConfig([
       'bullmq/index': 'src/bullmq/index.ts',
       'benchmark/index': 'src/benchmark/index.ts',
       'ai-sdk/index': 'src/ai-sdk/index.ts',
+      'viewer/index': 'src/viewer/index.ts',
     },
     format: ['esm', 'cjs'],
     dts: true,

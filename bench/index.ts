@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: the benchmarks of horizon-harness — context growth, the Vercel AI SDK peer comparison and 100 and
  * 1 000 concurrent runs (against the built `dist/`), durable runs under SIGKILL, independent subtasks in parallel, the
- * event-loop delay of counting hostile text, billed input dollars with simulated provider prompt caches, and runs per minute on BullMQ workers (needs `redis-server` on the PATH;
- * skipped with a note otherwise).
+ * event-loop delay of counting hostile text, billed input dollars with simulated provider prompt caches, the run
+ * viewer on a 5 000-event log (in chromium where installed), and runs per minute on BullMQ workers (needs
+ * `redis-server` on the PATH; skipped with a note otherwise).
  * @module
  */
 import { execFileSync } from 'node:child_process';
@@ -13,6 +14,7 @@ import { parallelBench } from './parallel.js';
 import { peerBench } from './peer.js';
 import { scaleOut } from './scale-out.js';
 import { tokenizerLoopBench } from './tokenizer-loop.js';
+import { viewerBench } from './viewer.js';
 
 await main();
 await peerBench();
@@ -20,6 +22,7 @@ await durabilityBench();
 await parallelBench();
 await tokenizerLoopBench();
 await cachingBench();
+await viewerBench();
 if (hasRedisServer()) await scaleOut();
 else console.log('\nScale-out on BullMQ: skipped, redis-server is not installed (Debian package redis-server).');
 

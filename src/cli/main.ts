@@ -6,6 +6,7 @@ import { Command, CommanderError, Option } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
 import { HarnessError } from '../errors.js';
 import { addBenchCommand } from './bench-command.js';
+import { addShowCommand } from './show-command.js';
 import { chooseBackend, type BackendFlags } from './backend-choice.js';
 import { DEMO_SCENARIO, DEMO_TASK } from '../testing/demo-scenario.js';
 import { EXIT_CODES, type CliIo } from './io.js';
@@ -129,6 +130,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     });
 
   addBenchCommand(program, io, setExitCode);
+  addShowCommand(program, io, setExitCode);
 
   return program;
 }

@@ -11,12 +11,12 @@ const SRC = path.resolve(import.meta.dirname, '../../src');
 
 /** Folders (below `src/`) by layer, top first; a file may import its own layer and those after it. */
 const LAYERS: readonly (readonly string[])[] = [
-  ['index.ts', 'cli', 'bullmq', 'otel', 'benchmark'],
+  ['index.ts', 'cli', 'bullmq', 'otel', 'benchmark', 'viewer'],
   ['harness'],
   ['modes/pipeline', 'modes/managed'],
   ['modes/shared'],
   ['planner', 'executor', 'synthesizer', 'verifier', 'repairer'],
-  ['handoff', 'llm', 'memory', 'tools', 'mcp', 'json', 'prompts', 'durability', 'testing'],
+  ['handoff', 'llm', 'memory', 'tools', 'mcp', 'json', 'prompts', 'durability', 'testing', 'event-log'],
   ['workspace', 'backend', 'ai-sdk', 'util'],
   // Shapes and primitives every layer names: the backend's messages, the workspace, the snapshot, the data boundary.
   [

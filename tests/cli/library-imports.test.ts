@@ -27,11 +27,12 @@ function importGraph(entry: string): { files: Set<string>; packages: Set<string>
 }
 
 it.each(['index.ts', 'testing/index.ts'])(
-  'importing horizon-harness (%s) never loads the CLI or commander',
+  'importing horizon-harness (%s) never loads the CLI, the viewer or commander',
   (entry) => {
     const { files, packages } = importGraph(path.join(src, entry));
     expect(files.size).toBeGreaterThan(10);
-    expect([...files].filter((file) => file.startsWith(path.join(src, 'cli')))).toEqual([]);
+    const unwanted = [path.join(src, 'cli'), path.join(src, 'viewer')];
+    expect([...files].filter((file) => unwanted.some((dir) => file.startsWith(dir)))).toEqual([]);
     expect(packages).not.toContain('commander');
     // The walk does see packages, so a commander import would be caught.
     expect(packages).toContain('zod');
