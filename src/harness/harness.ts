@@ -7,6 +7,7 @@ import { assertRunId } from '../durability/run-id.js';
 import { SnapshotSeal } from '../durability/snapshot-seal.js';
 import type { OptionsFingerprint, ResumeOptions, RunSnapshot, RunStore } from '../durability/types.js';
 import { HarnessEvents } from '../event-bus.js';
+import { startRunEventLog } from '../event-log/run-event-log.js';
 import type { HarnessEvent, HarnessEventType, HarnessListener } from '../events.js';
 import type { RunResult } from '../contracts/work.js';
 import { parseMemoryOptions } from '../memory/options.js';
@@ -225,6 +226,14 @@ export class Harness {
     resume?: RunSnapshot,
   ): Promise<RunResult> {
     const stop = this.runs.signalFor(input.signal);
+    const log = startRunEventLog({
+      option: this.options.eventLog,
+      bus: this.events,
+      runId,
+      append: lease.appendOwn,
+      resolve: (file) => lease.workspace.resolve(file, 'read'),
+      onError: (error, event) => this.events.reportListenerError(error, event),
+    });
     let result: RunResult | undefined;
     try {
       const durability = runDurability({
@@ -260,6 +269,8 @@ export class Harness {
     } finally {
       stop.dispose();
       await lease.end(result?.status);
+      // The run resolves once its event log holds everything up to its run-finish.
+      await log?.close();
     }
   }
 }

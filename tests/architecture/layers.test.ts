@@ -16,7 +16,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['modes/pipeline', 'modes/managed'],
   ['modes/shared'],
   ['planner', 'executor', 'synthesizer', 'verifier', 'repairer'],
-  ['handoff', 'llm', 'memory', 'tools', 'mcp', 'json', 'prompts', 'durability', 'testing'],
+  ['handoff', 'llm', 'memory', 'tools', 'mcp', 'json', 'prompts', 'durability', 'testing', 'event-log'],
   ['workspace', 'backend', 'util'],
   // Shapes and primitives every layer names: the backend's messages, the workspace, the snapshot, the data boundary.
   [
