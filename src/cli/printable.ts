@@ -16,4 +16,3 @@ const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
 export function printable(text: string): string {
   return text.replace(CONTROL, '\uFFFD').replace(BIDI_CONTROLS, '\uFFFD');
 }
-

@@ -16,8 +16,5 @@ export const BIDI_CONTROLS = /[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]/g;
  * `--json` lines and the event log's lines are written this way. @internal
  */
 export function terminalSafeJson(json: string): string {
-  return json.replace(
-    BIDI_CONTROLS,
-    (char) => `\\u${(char.codePointAt(0) as number).toString(16).padStart(4, '0')}`,
-  );
+  return json.replace(BIDI_CONTROLS, (char) => `\\u${(char.codePointAt(0) as number).toString(16).padStart(4, '0')}`);
 }
