@@ -1,41 +1,19 @@
-import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { JsonResultLine } from '../../src/cli/json-lines.js';
-import { main, type CliIo } from '../../src/cli/main.js';
 import { readEventLog } from '../../src/event-log/read.js';
 import { isDeltaEvent, type HarnessEvent } from '../../src/events.js';
+import { tempDir } from '../harness/helpers.js';
+import { cli, spawnCli } from './support/cli-process.js';
 import { helloAgent, startFakeOpenAI, type FakeOpenAI } from './support/fake-openai.js';
 
-const root = path.resolve(import.meta.dirname, '../..');
-const dirs: string[] = [];
 let server: FakeOpenAI | undefined;
 afterEach(async () => {
   await server?.close();
   server = undefined;
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
 });
-
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'harness-cli-resume-'));
-  dirs.push(dir);
-  return dir;
-}
-
-async function cli(argv: string[], env: Record<string, string> = {}) {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIo = {
-    stdout: { write: (text: string) => (stdout += text), isTTY: false },
-    stderr: { write: (text: string) => (stderr += text) },
-    env,
-  };
-  const code = await main(argv, io);
-  return { code, stdout, stderr };
-}
 
 const logOf = (workspace: string) => path.join(workspace, '.harness', 'events.jsonl');
 
@@ -53,25 +31,23 @@ describe('horizon-harness resume', () => {
     server = await startFakeOpenAI((body) => (crashing && isVerify(body) ? 'stall' : agent(body)));
     const workspace = path.join(await tempDir(), 'ws');
     const secret = 'sk-test-abcdefghijklmnopqrstuvwxyz012345';
-    const child = spawn(
-      process.execPath,
+    const child = spawnCli(
       [
-        '--import',
-        'tsx',
-        'src/cli/bin.ts',
         'run',
         'Write hello.md',
-        ...['--base-url', server.baseURL, '--model', 'fake-model', '--workspace', workspace, '--json'],
+        '--base-url',
+        server.baseURL,
+        '--model',
+        'fake-model',
+        '--workspace',
+        workspace,
+        '--json',
       ],
+      // The snapshot key file where this process (the resume) finds it too.
       {
-        cwd: root,
-        // The snapshot key file where this process (the resume) finds it too.
-        env: {
-          PATH: process.env.PATH ?? '',
-          OPENAI_API_KEY: secret,
-          HORIZON_HARNESS_STATE_DIR: process.env.HORIZON_HARNESS_STATE_DIR ?? '',
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
+        PATH: process.env.PATH ?? '',
+        OPENAI_API_KEY: secret,
+        HORIZON_HARNESS_STATE_DIR: process.env.HORIZON_HARNESS_STATE_DIR ?? '',
       },
     );
     const exited = new Promise<NodeJS.Signals | null>((resolve) =>
@@ -96,7 +72,7 @@ describe('horizon-harness resume', () => {
     });
 
     crashing = false;
-    const resumed = await cli(['resume', workspace, '--json'], { OPENAI_API_KEY: secret });
+    const resumed = await cli(['resume', workspace, '--json'], { env: { OPENAI_API_KEY: secret } });
     expect(resumed.stderr).toBe('');
     expect(resumed.code).toBe(0);
     const result = JSON.parse(resumed.stdout.trimEnd().split('\n').at(-1) as string) as JsonResultLine;
