@@ -23,46 +23,56 @@ export type EventLogOption =
       write?: ((event: HarnessEvent) => void | Promise<void>) | undefined;
     };
 
-/** What {@link startRunEventLog} needs. @internal */
-export interface RunEventLogInit {
-  option: EventLogOption | undefined;
-  bus: HarnessEvents;
-  runId: string;
+/** Where one run's log goes in its workspace. @internal */
+export interface RunLogFiles {
   /** Appends to a file of the run's workspace (the harness's own view: it still works once the run sealed it). */
   append: (path: string, text: string) => Promise<void>;
   /** The absolute path of a workspace file, to read (for the log's last byte). */
   resolve: (path: string) => Promise<string>;
-  /** Hears of a failed write; the log stops at a failed append, a host sink is called again. */
-  onError: (error: unknown, event: HarnessEvent) => void;
 }
 
 /** A run's event log while the run lasts. @internal */
 export interface RunEventLog {
-  /** Stops listening and resolves once everything the log received is written. */
+  /** Stops taking events and resolves once everything the log received is written. */
   close(): Promise<void>;
 }
 
+type ReportError = (error: unknown, event: HarnessEvent) => void;
+
 /**
- * Listens to the run's events on the bus (deltas only when the option keeps them, so a run without it builds none
- * for the log) and hands each, redacted as listeners get it and without captured `content`, to the sink. Undefined
- * for `eventLog: false`.
+ * The event logs of one harness's runs. It listens to the bus once, for every run (deltas only when the option keeps
+ * them, so a run without it builds none for the log), and hands each event, redacted as listeners get it and without
+ * captured `content`, to its run's sink: one lookup per event however many runs are in flight.
  * @internal
  */
-export function startRunEventLog(init: RunEventLogInit): RunEventLog | undefined {
-  const { option } = init;
-  if (option === false) return undefined;
-  const sink = option?.write ? hostSink(option.write, init.onError) : fileSink(init);
-  const listener = (event: HarnessEvent): void => {
-    if (event.runId === init.runId) sink.write(withoutContent(event));
-  };
-  const types = HARNESS_EVENT_TYPES.filter((type) => option?.deltas === true || !isDeltaEvent({ type }));
-  const unsubscribe = types.map((type) => init.bus.on(type, listener));
-  return {
-    close: async () => {
-      for (const off of unsubscribe) off();
-      await sink.flush();
-    },
-  };
+export class RunEventLogs {
+  readonly #sinks = new Map<string, Sink>();
+
+  /** `onError` hears of a failed write: the file log stops at a failed append, a host sink is called again. */
+  constructor(
+    private readonly option: EventLogOption | undefined,
+    bus: HarnessEvents,
+    private readonly onError: ReportError,
+  ) {
+    if (option === false) return;
+    const listener = (event: HarnessEvent): void => this.#sinks.get(event.runId)?.write(withoutContent(event));
+    for (const type of HARNESS_EVENT_TYPES)
+      if (option?.deltas === true || !isDeltaEvent({ type })) bus.on(type, listener);
+  }
+
+  /** Starts the log of run `runId`, in its workspace's `files` or the host's sink; undefined for `eventLog: false`. */
+  start(runId: string, files: RunLogFiles): RunEventLog | undefined {
+    const { option } = this;
+    if (option === false) return undefined;
+    const sink = option?.write ? hostSink(option.write, this.onError) : fileSink(files, this.onError);
+    this.#sinks.set(runId, sink);
+    return {
+      close: async () => {
+        if (this.#sinks.get(runId) === sink) this.#sinks.delete(runId);
+        await sink.flush();
+      },
+    };
+  }
 }
 
 interface Sink {
@@ -71,16 +81,16 @@ interface Sink {
 }
 
 /** The workspace's `.harness/events.jsonl`, appended in batches. */
-function fileSink(init: RunEventLogInit): Sink {
+function fileSink(files: RunLogFiles, onError: ReportError): Sink {
   let lastEvent: HarnessEvent | undefined;
   let first = true;
   const append = async (text: string): Promise<void> => {
     // A crash mid-append (of this run before it was resumed) may have left the last line torn: end it first.
-    const separator = first && (await endsTorn(init.resolve)) ? '\n' : '';
+    const separator = first && (await endsTorn(files.resolve)) ? '\n' : '';
     first = false;
-    await init.append(EVENT_LOG_PATH, separator + text);
+    await files.append(EVENT_LOG_PATH, separator + text);
   };
-  const batcher = new LineBatcher(append, (error) => init.onError(error, lastEvent as HarnessEvent));
+  const batcher = new LineBatcher(append, (error) => onError(error, lastEvent as HarnessEvent));
   return {
     write: (event) => {
       lastEvent = event;
@@ -108,7 +118,7 @@ async function endsTorn(resolve: (path: string) => Promise<string>): Promise<boo
 }
 
 /** The host's `write`, called in order; its promises are waited for at the end. */
-function hostSink(write: (event: HarnessEvent) => void | Promise<void>, onError: RunEventLogInit['onError']): Sink {
+function hostSink(write: (event: HarnessEvent) => void | Promise<void>, onError: ReportError): Sink {
   const pending = new Set<Promise<void>>();
   return {
     write: (event) => {

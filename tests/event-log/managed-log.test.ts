@@ -38,7 +38,9 @@ describe('the event log of a managed run', () => {
     const audit = logged.find((event) => event.type === 'audit-finish');
     expect(audit).toMatchObject({ round: 1, status: 'complete', integrity: 'clean' });
     expect(audit?.type === 'audit-finish' && audit.findings).toMatchObject([{ recordId: 'report', verdict: 'pass' }]);
-    expect(audit?.type === 'audit-finish' && audit.state.records).toMatchObject([{ id: 'report', status: 'completed' }]);
+    expect(audit?.type === 'audit-finish' && audit.state.records).toMatchObject([
+      { id: 'report', status: 'completed' },
+    ]);
     expect(logged.at(-1)?.type).toBe('run-finish');
   });
 });

@@ -33,6 +33,21 @@ describe('the event log of a run', () => {
     expect(result.deliverable.files).not.toContain('.harness/events.jsonl');
   });
 
+  it('of concurrent runs of one harness holds only its own run', async () => {
+    // `workspace: {}`: each run in a temporary directory of its own.
+    const harness = scenarioHarness('', LATENCY, { workspace: {} });
+    const results = await Promise.all([
+      harness.run({ task: TASK, runId: 'a' }),
+      harness.run({ task: TASK, runId: 'b' }),
+    ]);
+    for (const result of results) {
+      const logged = await readEventLog(logOf(result.workspace));
+      expect(logged.map((event) => event.runId)).toEqual(logged.map(() => result.runId));
+      expect(logged.at(-1)).toMatchObject({ type: 'run-finish', result: { status: 'succeeded' } });
+    }
+    await harness.close();
+  });
+
   it('of a run stopped mid-way and resumed is whole: the events before the stop, a torn line, run-resume, the rest', async () => {
     const dir = await tempDir();
     const first = scenarioHarness(dir, LATENCY);
