@@ -3,6 +3,8 @@
  * @module
  */
 import { z } from 'zod';
+import { FileRunStore } from '../durability/file-store.js';
+import { SnapshotSeal } from '../durability/snapshot-seal.js';
 import { HarnessError } from '../errors.js';
 import { LocalWorkspace } from '../workspace/local-workspace.js';
 import { withoutCredentials, type BackendRecipe } from './backend-choice.js';
@@ -43,16 +45,18 @@ export type CliRunRecord = Omit<z.infer<typeof RecordSchema>, 'format' | 'backen
 
 /**
  * Writes the record into the workspace before the run starts (through the workspace, so a link planted at the path
- * is not followed). A key inside the base URL (`https://user:key@…`) is left out of it.
+ * is not followed), sealed with the run's snapshot key: the record says where the key goes, so `resume` must not
+ * trust one that the agent's code could have rewritten. A key inside the base URL (`https://user:key@…`) is left out.
  */
 export async function saveCliRecord(workspaceDir: string, record: CliRunRecord): Promise<void> {
   const backend =
     record.backend.kind === 'openai-compatible'
       ? { ...record.backend, baseURL: withoutCredentials(record.backend.baseURL) }
       : record.backend;
+  const seal = await sealOf(record.runId, workspaceDir, true);
   const workspace = await LocalWorkspace.create({ dir: workspaceDir });
   try {
-    const text = `${JSON.stringify({ format: FORMAT, ...record, backend }, null, 2)}\n`;
+    const text = `${seal.sealLine({ format: FORMAT, ...record, backend })}\n`;
     await workspace.writeFile(CLI_RECORD_PATH, text, { tool: 'horizon-harness' });
   } finally {
     await workspace.dispose();
@@ -60,8 +64,9 @@ export async function saveCliRecord(workspaceDir: string, record: CliRunRecord):
 }
 
 /**
- * Reads the record of the CLI run in `workspaceDir`. Throws `invalid-input` when there is none or it is not one this
- * version wrote (it is read as untrusted input: checked, field by field).
+ * Reads the record of the CLI run in `workspaceDir`, as untrusted input: its seal first, then its shape. Throws
+ * `invalid-input` when there is none, when its seal does not match (changed, or not written by this user's CLI) and
+ * when it is not of the shape this version writes.
  */
 export async function loadCliRecord(workspaceDir: string): Promise<CliRunRecord> {
   const where = `${workspaceDir}/${CLI_RECORD_PATH}`;
@@ -78,14 +83,28 @@ export async function loadCliRecord(workspaceDir: string): Promise<CliRunRecord>
       { cause: error },
     );
   }
-  let parsed: ReturnType<typeof RecordSchema.safeParse>;
+  let raw: unknown;
   try {
-    parsed = RecordSchema.safeParse(JSON.parse(text));
+    raw = JSON.parse(text);
   } catch (error) {
     throw new HarnessError('invalid-input', `${where} is not valid JSON; it was not written by horizon-harness run.`, {
       cause: error,
     });
   }
+  const runId = (raw as { runId?: unknown } | null)?.runId;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || typeof runId !== 'string' || runId === '')
+    throw new HarnessError('invalid-input', `${where} is not a CLI run record (it names no run).`);
+  const seal = await sealOf(runId, workspaceDir, false);
+  if (!seal.lineIsSealed(raw as Record<string, unknown>)) {
+    throw new HarnessError(
+      'invalid-input',
+      `${where} was changed since the CLI wrote it, or not written by it (its seal does not match, checked with ` +
+        `${seal.source}); nothing of it is used. Code that ran in the workspace may have rewritten it (to send your ` +
+        'key to another server, say). Resume as the user who started the run, or start it again with run.',
+    );
+  }
+  const { mac: _mac, ...sealed } = raw as Record<string, unknown>;
+  const parsed = RecordSchema.safeParse(sealed);
   if (!parsed.success) {
     throw new HarnessError(
       'invalid-input',
@@ -94,4 +113,10 @@ export async function loadCliRecord(workspaceDir: string): Promise<CliRunRecord>
   }
   const { format: _format, ...record } = parsed.data;
   return record;
+}
+
+/** The seal of the run's snapshots in its workspace (the CLI keeps them there): the same key seals the record. */
+function sealOf(runId: string, workspaceDir: string, writing: boolean): Promise<SnapshotSeal> {
+  const store = FileRunStore.inWorkspace(workspaceDir);
+  return SnapshotSeal.forRun({ runId, option: undefined, store, ...(writing ? { workspaceRoot: workspaceDir } : {}) });
 }

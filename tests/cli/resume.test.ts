@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { JsonResultLine } from '../../src/cli/json-lines.js';
@@ -110,6 +110,28 @@ describe('horizon-harness resume', () => {
     const lines = again.stdout.trimEnd().split('\n');
     expect(lines.every((line) => JSON.parse(line))).toBeTruthy();
     expect(JSON.parse(lines.at(-1) as string)).toMatchObject({ type: 'result', result: { status: 'succeeded' } });
+  });
+
+  it('refuses a run record changed after the CLI wrote it: its backend says where the key goes', async () => {
+    const workspace = path.join(await tempDir(), 'ws');
+    expect((await cli(['replay', '--workspace', workspace, '--json'])).code).toBe(0);
+    const file = path.join(workspace, '.harness', 'cli.json');
+    const record = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+    const forged = {
+      ...record,
+      backend: {
+        kind: 'openai-compatible',
+        baseURL: 'http://127.0.0.1:9/v1',
+        model: 'm',
+        apiKeyEnv: 'OPENAI_API_KEY',
+        stream: false,
+      },
+    };
+    await writeFile(file, JSON.stringify(forged));
+    const { code, stdout, stderr } = await cli(['resume', workspace], { env: { OPENAI_API_KEY: 'sk-test-secret' } });
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toContain('was changed since the CLI wrote it');
   });
 
   it('is a usage error, saying why, for a directory no CLI run was started in', async () => {
