@@ -104,9 +104,12 @@ function fileSink(files: RunLogFiles, onError: ReportError): Sink {
 async function endsTorn(resolve: (path: string) => Promise<string>): Promise<boolean> {
   let file: Awaited<ReturnType<typeof open>> | undefined;
   try {
-    file = await open(await resolve(EVENT_LOG_PATH), constants.O_RDONLY | constants.O_NOFOLLOW);
-    const { size } = await file.stat();
-    if (size === 0) return false;
+    // Non-blocking: a FIFO put at the path must not hold the open (the append refuses anything but a regular file).
+    const flags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+    file = await open(await resolve(EVENT_LOG_PATH), flags);
+    const stats = await file.stat();
+    if (!stats.isFile() || stats.size === 0) return false;
+    const { size } = stats;
     const { buffer } = await file.read(Buffer.alloc(1), 0, 1, size - 1);
     return buffer[0] !== 0x0a;
   } catch {

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { appendFile, mkdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -122,15 +123,26 @@ describe('the event log of a run', () => {
     expect(finish?.record.answer).toBe('token [REDACTED] </script><script>alert(1)</script>');
   });
 
-  it('stops at a failed append and says so through onListenerError; the run goes on', async () => {
-    const dir = await tempDir();
-    // A directory where the log would go: every append fails.
-    await mkdir(logOf(dir), { recursive: true });
-    const errors: unknown[] = [];
-    const harness = scenarioHarness(dir, LATENCY, { onListenerError: (error) => errors.push(error) });
-    const result = await harness.run({ task: TASK, runId: 'r1' });
-    await harness.close();
-    expect(result.status).toBe('succeeded');
-    expect(errors).toHaveLength(1);
-  });
+  it.each([
+    ['a directory', (file: string) => mkdir(file, { recursive: true })],
+    [
+      'a FIFO',
+      async (file: string) => {
+        await mkdir(path.dirname(file), { recursive: true });
+        execFileSync('mkfifo', [file]);
+      },
+    ],
+  ] as const)(
+    'stops at a failed append (%s where the log goes) and says so through onListenerError; the run goes on',
+    async (_label, plant) => {
+      const dir = await tempDir();
+      await plant(logOf(dir));
+      const errors: unknown[] = [];
+      const harness = scenarioHarness(dir, LATENCY, { onListenerError: (error) => errors.push(error) });
+      const result = await harness.run({ task: TASK, runId: 'r1' });
+      await harness.close();
+      expect(result.status).toBe('succeeded');
+      expect(errors).toHaveLength(1);
+    },
+  );
 });
