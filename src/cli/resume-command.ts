@@ -49,6 +49,6 @@ function assertSameTools(recorded: readonly string[], tools: readonly Tool[]): v
   throw new HarnessError(
     'invalid-input',
     `Cannot resume with other tools than the run was started with: ${differences.join('; ')}. Resume in the ` +
-      'environment it ran in (web_search needs SERPER_API_KEY set, python_interpreter needs python3).',
+      'environment it ran in (search and google_scholar need SERPER_API_KEY set, python_interpreter needs python3).',
   );
 }
