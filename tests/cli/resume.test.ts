@@ -134,6 +134,15 @@ describe('horizon-harness resume', () => {
     expect(stderr).toContain('was changed since the CLI wrote it');
   });
 
+  it('refuses to go on with other tools than the run had, naming them', async () => {
+    const workspace = path.join(await tempDir(), 'ws');
+    // With SERPER_API_KEY the run has web search; without it at resume, the tools differ.
+    expect((await cli(['replay', '--workspace', workspace, '--json'], { env: { SERPER_API_KEY: 'k' } })).code).toBe(0);
+    const { code, stderr } = await cli(['resume', workspace]);
+    expect(code).toBe(2);
+    expect(stderr).toContain('it had search, google_scholar, missing now');
+  });
+
   it('is a usage error, saying why, for a directory no CLI run was started in', async () => {
     const dir = await tempDir();
     const { code, stderr } = await cli(['resume', dir]);
