@@ -35,6 +35,8 @@ export interface LoopConfig {
    * the harness's `requestTokens` is an upper bound far below the window); slows the loop down.
    */
   countTokens?: boolean;
+  /** The harness's event log: `false` turns it off (`eventLog: false`); by default each run writes one. */
+  eventLog?: boolean;
 }
 
 /** What one long loop measured, in one process. */
@@ -45,6 +47,8 @@ export interface LoopMeasurement {
   overheadMsPerStep: number;
   modelCalls: number;
   promptTokens: number;
+  /** Size of the measured run's event log (`.harness/events.jsonl`), in bytes; 0 without one (and for the AI SDK). */
+  eventLogBytes: number;
 }
 
 /** What one import measured, in a fresh process. */
@@ -107,7 +111,7 @@ export async function measureLoop(config: LoopConfig): Promise<LoopMeasurement> 
   const rssBeforeLoopMb = rssMb();
   const clock = new ModelClock();
   const started = performance.now();
-  const promptTokens = await run(config, outputs, clock);
+  const { promptTokens, eventLogBytes } = await run(config, outputs, clock);
   const wallMs = performance.now() - started;
   return {
     rssBeforeLoopMb,
@@ -115,13 +119,20 @@ export async function measureLoop(config: LoopConfig): Promise<LoopMeasurement> 
     overheadMsPerStep: (wallMs - clock.ms) / clock.calls,
     modelCalls: clock.calls,
     promptTokens,
+    eventLogBytes,
   };
 }
 
-type Loop = (config: LoopConfig, outputs: string[], clock: ModelClock) => Promise<number>;
+type Loop = (
+  config: LoopConfig,
+  outputs: string[],
+  clock: ModelClock,
+) => Promise<{ promptTokens: number; eventLogBytes: number }>;
 
 async function harnessLoop(_config: LoopConfig): Promise<Loop> {
-  const { createHarness, defineTool, TokenCounter, gptTokenizer } = await import('horizon-harness');
+  const { createHarness, defineTool, TokenCounter, gptTokenizer, EVENT_LOG_PATH } = await import('horizon-harness');
+  const { stat } = await import('node:fs/promises');
+  const { join } = await import('node:path');
   const { z } = await import('zod');
   return async (config, outputs, clock) => {
     let executeCalls = 0;
@@ -158,11 +169,17 @@ async function harnessLoop(_config: LoopConfig): Promise<Loop> {
       ...(config.memory === 'aging' ? { memory: { observationAging: {} } } : {}),
       ...(config.store === false ? { store: false as const } : {}),
       ...(config.durability ? { durability: config.durability } : {}),
+      ...(config.eventLog === false ? { eventLog: false as const } : {}),
     });
     const result = await harness.run(TASK);
+    // Before close(), which removes the succeeded run's temporary workspace.
+    const eventLogBytes = await stat(join(result.workspace, EVENT_LOG_PATH)).then(
+      (s) => s.size,
+      () => 0,
+    );
     await harness.close();
     if (result.status !== 'succeeded') throw new Error(`harness loop: run ${result.status}`);
-    return promptTokens;
+    return { promptTokens, eventLogBytes };
   };
 }
 
@@ -209,7 +226,7 @@ async function aiSdkLoop(_config: LoopConfig): Promise<Loop> {
       stopWhen: stepCountIs(config.steps + 5),
     });
     if (calls !== config.steps + 1) throw new Error(`AI SDK loop: ${calls} model calls, expected ${config.steps + 1}`);
-    return promptTokens;
+    return { promptTokens, eventLogBytes: 0 };
   };
 }
 

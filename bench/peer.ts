@@ -46,6 +46,7 @@ const HARNESS_LOOPS: Array<{ label: string; config: LoopConfig; tuned?: true }> 
   { label: '128 K, paper defaults, store: false', config: { ...PAPER_128K, store: false }, tuned: true },
   { label: "128 K, paper defaults, durability: 'sync'", config: { ...PAPER_128K, durability: 'sync' }, tuned: true },
   { label: '128 K, paper defaults, tool not read-only', config: { ...PAPER_128K, sideEffects: true }, tuned: true },
+  { label: '128 K, paper defaults, eventLog: false', config: { ...PAPER_128K, eventLog: false }, tuned: true },
 ];
 const AI_SDK_LOOP: LoopConfig = { loop: 'ai-sdk', steps: STEPS, window: 128_000 };
 
@@ -234,6 +235,12 @@ export function report({ imports, loops, aiSdkLoop, concurrency, concurrencyWith
   const importRss = imports.harness.rssMb / imports.aiSdk.rssMb;
   const defaults = loops.filter(({ tuned }) => !tuned);
   const peakRss = Math.max(...defaults.map(({ measurement }) => measurement.peakRssMb)) / aiSdkLoop.peakRssMb;
+  const withLog = loops[0]!.measurement;
+  const withoutLog = loops.find(({ label }) => label.endsWith('eventLog: false'))!.measurement;
+  const logCost = withLog.overheadMsPerStep / withoutLog.overheadMsPerStep;
+  lines.push(
+    `Event log of the ${STEPS}-step loop (${loops[0]!.label}): ${(withLog.eventLogBytes / 1024).toFixed(0)} KB, ${(withLog.eventLogBytes / withLog.modelCalls).toFixed(0)} bytes per model call\n`,
+  );
   lines.push(
     '| target | measured | goal | met |',
     '|---|---:|---:|---|',
@@ -249,6 +256,12 @@ export function report({ imports, loops, aiSdkLoop, concurrency, concurrencyWith
       const ratio = measurement.overheadMsPerStep / aiSdkLoop.overheadMsPerStep;
       return target(`overhead per step vs the AI SDK's, ${label}`, `${ratio.toFixed(2)}×`, '≤ 0.8×', ratio <= 0.8);
     }),
+    target(
+      'overhead per step with the event log vs without (128 K, paper defaults)',
+      `${logCost.toFixed(2)}×`,
+      '≤ 1.1×',
+      logCost <= 1.1,
+    ),
     target(
       '100 concurrent runs: all finish',
       `${hundred.succeeded} / ${hundred.runs}`,

@@ -101,6 +101,18 @@ export class HarnessEvents {
     this.emitter.emit(event.type, this.redact(event) as never);
   }
 
+  /**
+   * Hands an error of something that listens on the harness's behalf (the event log) to `onListenerError`, as the
+   * error of a listener that threw. @internal
+   */
+  reportListenerError(error: unknown, event: HarnessEvent): void {
+    try {
+      this.onListenerError(error, event);
+    } catch {
+      // A broken error hook must not break the run either.
+    }
+  }
+
   private guard(listener: (event: never) => void): (event: HarnessEvent) => void {
     let guarded = this.guarded.get(listener);
     if (!guarded) {
@@ -108,11 +120,7 @@ export class HarnessEvents {
         try {
           listener(event as never);
         } catch (error) {
-          try {
-            this.onListenerError(error, event);
-          } catch {
-            // A broken error hook must not break the run either.
-          }
+          this.reportListenerError(error, event);
         }
       };
       this.guarded.set(listener, guarded);
@@ -158,8 +166,8 @@ export function runEventSender(
   return emit;
 }
 
-/** The event without the `content` that model-call events carry while content is captured. */
-function withoutContent(event: HarnessEvent): HarnessEvent {
+/** The event without the `content` that model-call events carry while content is captured. @internal */
+export function withoutContent(event: HarnessEvent): HarnessEvent {
   if (!('content' in event)) return event;
   const { content: _content, ...bare } = event;
   return bare as HarnessEvent;

@@ -216,6 +216,7 @@ export {
   type RunStore,
   type ToolCallJournal,
 } from './durability/index.js';
+export { EVENT_LOG_PATH, parseEventLog, readEventLog, type EventLogOption } from './event-log/index.js';
 
 // --- pipeline (src/harness, planner, synthesizer, verifier, repairer, prompts) ---
 export {

@@ -6,6 +6,8 @@ import { anthropic } from '../backend/anthropic.js';
 import { openAICompatible } from '../backend/openai-compatible.js';
 import type { LlmBackend } from '../backend/types.js';
 import { HarnessError } from '../errors.js';
+import { DEMO_SCENARIO } from '../testing/demo-scenario.js';
+import { replayBackend } from '../testing/replay-backend.js';
 
 /** The backend flags of `horizon-harness run`. */
 export interface BackendFlags {
@@ -18,10 +20,21 @@ export interface BackendFlags {
   stream: boolean;
 }
 
+/**
+ * Which backend a CLI run uses, without its key: what `.harness/cli.json` records so that `resume` builds the same
+ * backend again. The key is read from the environment variable named here, never stored.
+ */
+export type BackendRecipe =
+  | { kind: 'openai-compatible'; baseURL: string; model: string; apiKeyEnv?: string | undefined; stream: boolean }
+  | { kind: 'anthropic'; model: string; apiKeyEnv: string; stream: boolean }
+  | { kind: 'replay' };
+
 /** A configured backend and how to name it to the user (never with its key). */
 export interface ChosenBackend {
   backend: LlmBackend;
   label: string;
+  /** How to build it again; absent for a backend from code (`bench --backend-module`), which `resume` cannot rebuild. */
+  recipe?: BackendRecipe;
 }
 
 const OPENAI_BASE_URL = 'https://api.openai.com/v1';
@@ -30,6 +43,11 @@ const ANTHROPIC_MODEL = 'claude-sonnet-4-5';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+const readEnv =
+  (env: Env) =>
+  (name: string): string | undefined =>
+    env[name]?.trim() ? env[name] : undefined;
+
 /**
  * `--anthropic` → Anthropic; `--base-url` → that OpenAI-compatible server (the key is optional there: local servers
  * need none); otherwise the environment, as `npm run demo` reads it: OPENAI_API_KEY (+ OPENAI_BASE_URL), else
@@ -37,46 +55,73 @@ type Env = Readonly<Record<string, string | undefined>>;
  * `invalid-options` HarnessError (a usage error) when no backend can be configured.
  */
 export function chooseBackend(flags: BackendFlags, env: Env): ChosenBackend {
-  const read = (name: string): string | undefined => (env[name]?.trim() ? env[name] : undefined);
+  return backendOf(recipeOf(flags, env), env);
+}
+
+/** The recipe the flags and the environment pick; see {@link chooseBackend}. */
+function recipeOf(flags: BackendFlags, env: Env): BackendRecipe {
+  const read = readEnv(env);
   const model = flags.model ?? read('HARNESS_MODEL');
+  const stream = flags.stream;
   if (flags.apiKeyEnv !== undefined && !read(flags.apiKeyEnv)) {
     throw usage(
       `--api-key-env names ${flags.apiKeyEnv}, but that environment variable is empty or unset. Export the key in it.`,
     );
   }
   if (flags.anthropic) {
-    const keyName = flags.apiKeyEnv ?? 'ANTHROPIC_API_KEY';
-    const apiKey = read(keyName);
-    if (!apiKey)
-      throw usage(`--anthropic needs an API key: set ${keyName} (or name another variable with --api-key-env).`);
-    const backend = anthropic({ apiKey, model: model ?? ANTHROPIC_MODEL, stream: flags.stream });
-    return { backend, label: `anthropic ${backend.modelId}` };
+    const apiKeyEnv = flags.apiKeyEnv ?? 'ANTHROPIC_API_KEY';
+    if (!read(apiKeyEnv))
+      throw usage(`--anthropic needs an API key: set ${apiKeyEnv} (or name another variable with --api-key-env).`);
+    return { kind: 'anthropic', model: model ?? ANTHROPIC_MODEL, apiKeyEnv, stream };
   }
   if (flags.baseUrl !== undefined) {
     if (!model) throw usage('--base-url needs a model: pass --model NAME (or set HARNESS_MODEL).');
-    return openAI(flags.baseUrl, read(flags.apiKeyEnv ?? 'OPENAI_API_KEY'), model, flags.stream);
+    const apiKeyEnv = flags.apiKeyEnv ?? 'OPENAI_API_KEY';
+    return { kind: 'openai-compatible', baseURL: flags.baseUrl, model, apiKeyEnv, stream };
   }
-  const openAIKey = read(flags.apiKeyEnv ?? 'OPENAI_API_KEY');
-  if (openAIKey)
-    return openAI(read('OPENAI_BASE_URL') ?? OPENAI_BASE_URL, openAIKey, model ?? OPENAI_MODEL, flags.stream);
-  const anthropicKey = flags.apiKeyEnv === undefined ? read('ANTHROPIC_API_KEY') : undefined;
-  if (anthropicKey) {
-    const backend = anthropic({ apiKey: anthropicKey, model: model ?? ANTHROPIC_MODEL, stream: flags.stream });
-    return { backend, label: `anthropic ${backend.modelId}` };
+  const openAIKeyEnv = flags.apiKeyEnv ?? 'OPENAI_API_KEY';
+  if (read(openAIKeyEnv)) {
+    const baseURL = read('OPENAI_BASE_URL') ?? OPENAI_BASE_URL;
+    return { kind: 'openai-compatible', baseURL, model: model ?? OPENAI_MODEL, apiKeyEnv: openAIKeyEnv, stream };
   }
+  if (flags.apiKeyEnv === undefined && read('ANTHROPIC_API_KEY'))
+    return { kind: 'anthropic', model: model ?? ANTHROPIC_MODEL, apiKeyEnv: 'ANTHROPIC_API_KEY', stream };
   throw usage(
     'No model configured. Set OPENAI_API_KEY (and OPENAI_BASE_URL for another compatible server) or ANTHROPIC_API_KEY, ' +
       'or pass --base-url URL --model NAME for a local server. `horizon-harness replay` runs an offline demo without a key.',
   );
 }
 
-function openAI(baseURL: string, apiKey: string | undefined, model: string, stream: boolean): ChosenBackend {
-  const backend = openAICompatible({ baseURL, model, stream, ...(apiKey ? { apiKey } : {}) });
-  return { backend, label: `${backend.provider} ${backend.modelId} at ${withoutCredentials(baseURL)}` };
+/**
+ * The backend a recipe describes, its key read from the environment variable it names (`resume` builds the backend
+ * of the run it goes on with this way). Throws `invalid-options` when Anthropic's key variable is empty.
+ */
+export function backendOf(recipe: BackendRecipe, env: Env): ChosenBackend {
+  const read = readEnv(env);
+  switch (recipe.kind) {
+    case 'replay':
+      return {
+        backend: replayBackend(DEMO_SCENARIO),
+        label: 'replay backend (offline, scripted answers)',
+        recipe,
+      };
+    case 'anthropic': {
+      const apiKey = read(recipe.apiKeyEnv);
+      if (!apiKey) throw usage(`This run uses Anthropic: set its API key in ${recipe.apiKeyEnv}.`);
+      const backend = anthropic({ apiKey, model: recipe.model, stream: recipe.stream });
+      return { backend, label: `anthropic ${backend.modelId}`, recipe };
+    }
+    case 'openai-compatible': {
+      const apiKey = recipe.apiKeyEnv ? read(recipe.apiKeyEnv) : undefined;
+      const { baseURL, model, stream } = recipe;
+      const backend = openAICompatible({ baseURL, model, stream, ...(apiKey ? { apiKey } : {}) });
+      return { backend, label: `${backend.provider} ${backend.modelId} at ${withoutCredentials(baseURL)}`, recipe };
+    }
+  }
 }
 
-/** The URL as printed: user info (a key some proxies take in the URL) left out. */
-function withoutCredentials(baseURL: string): string {
+/** The URL as printed and recorded: user info (a key some proxies take in the URL) left out. */
+export function withoutCredentials(baseURL: string): string {
   const url = new URL(baseURL);
   url.username = '';
   url.password = '';

@@ -5,7 +5,8 @@
 import type { HarnessEvent } from '../events.js';
 import type { RunResult } from '../contracts/work.js';
 import type { CliOutput } from './io.js';
-import { printable, terminalSafeJson } from './printable.js';
+import { jsonLine } from '../event-log/line.js';
+import { printable } from './printable.js';
 import type { RunReporter } from './reporter.js';
 
 /** The last line of `--json` output. */
@@ -28,7 +29,7 @@ export class JsonLinesReporter implements RunReporter {
   start(): void {}
 
   event(event: HarnessEvent): void {
-    this.stdout.write(`${terminalSafeJson(JSON.stringify(event))}\n`);
+    this.stdout.write(jsonLine(event));
   }
 
   note(text: string): void {
@@ -37,7 +38,7 @@ export class JsonLinesReporter implements RunReporter {
 
   finish(result: RunResult, exitCode: number): void {
     const line: JsonResultLine = { type: 'result', exitCode, result };
-    this.stdout.write(`${terminalSafeJson(JSON.stringify(line))}\n`);
+    this.stdout.write(jsonLine(line));
   }
 
   close(): void {}

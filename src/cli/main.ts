@@ -1,5 +1,5 @@
 /**
- * `horizon-harness`, the command line: `run` a task on a model, or `replay` the offline demo.
+ * `horizon-harness`, the command line: `run` a task on a model, `replay` the offline demo, `resume` a stopped run.
  * @module
  */
 import { Command, CommanderError, Option } from 'commander';
@@ -7,11 +7,11 @@ import packageJson from '../../package.json' with { type: 'json' };
 import { HarnessError } from '../errors.js';
 import { addBenchCommand } from './bench-command.js';
 import { addShowCommand } from './show-command.js';
-import { chooseBackend, type BackendFlags } from './backend-choice.js';
-import { DEMO_SCENARIO, DEMO_TASK } from '../testing/demo-scenario.js';
+import { backendOf, chooseBackend, type BackendFlags } from './backend-choice.js';
+import { DEMO_TASK } from '../testing/demo-scenario.js';
 import { EXIT_CODES, type CliIo } from './io.js';
-import { replayBackend } from '../testing/replay-backend.js';
 import { runCommand } from './run-command.js';
+import { resumeCommand } from './resume-command.js';
 import { printable } from './printable.js';
 import { redactingOutput } from './redacting-output.js';
 import { SecretRedactor } from '../util/secrets.js';
@@ -112,7 +112,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .option('--workspace <dir>', 'run in this directory (created when missing; default: a new temp directory)')
     .option('--json', 'print the events as JSON lines, then the result line; nothing else on stdout')
     .action(async (flags: OutputFlags) => {
-      const backend = { backend: replayBackend(DEMO_SCENARIO), label: 'replay backend (offline, scripted answers)' };
+      const backend = backendOf({ kind: 'replay' }, io.env);
       setExitCode(
         await runCommand(
           {
@@ -127,6 +127,15 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
           io,
         ),
       );
+    });
+
+  program
+    .command('resume')
+    .description('Go on with a run of `run` or `replay` that was stopped (Ctrl-C, a crash), as it was started.')
+    .argument('<workspace>', 'the workspace directory of the stopped run')
+    .option('--json', 'print the events as JSON lines, then the result line; nothing else on stdout')
+    .action(async (workspace: string, flags: OutputFlags) => {
+      setExitCode(await resumeCommand(workspace, { json: flags.json === true }, io));
     });
 
   addBenchCommand(program, io, setExitCode);

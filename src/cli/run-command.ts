@@ -2,11 +2,12 @@
  * One run from the command line: workspace, harness, reporter, exit code.
  * @module
  */
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { HarnessError } from '../errors.js';
-import { createHarness } from '../harness/harness.js';
+import { createHarness, type Harness } from '../harness/harness.js';
 import type { RunResult } from '../contracts/work.js';
 import type { ChosenBackend } from './backend-choice.js';
 import { EXIT_CODES, type CliIo } from './io.js';
@@ -14,6 +15,9 @@ import { JsonLinesReporter } from './json-lines.js';
 import { ProgressPrinter } from './progress-printer.js';
 import type { RunReporter } from './reporter.js';
 import { cliTools } from './tools.js';
+import { saveCliRecord } from './cli-record.js';
+import { EVENT_LOG_PATH } from '../event-log/line.js';
+import { printable } from './printable.js';
 import { redactingOutput } from './redacting-output.js';
 import type { Tool } from '../tools/types.js';
 import { SecretRedactor } from '../util/secrets.js';
@@ -32,7 +36,8 @@ export interface RunSpec {
 
 /**
  * Runs `spec` and returns the exit code. The workspace is always kept, and its path printed when the run starts, when
- * it ends and when it is aborted, so the deliverable can be found whatever happened.
+ * it ends and when it is aborted, so the deliverable can be found whatever happened. What the run was started with
+ * is recorded in the workspace (`.harness/cli.json`) for `horizon-harness resume`.
  */
 export async function runCommand(spec: RunSpec, io: CliIo): Promise<number> {
   if (!spec.task.trim())
@@ -45,6 +50,39 @@ export async function runCommand(spec: RunSpec, io: CliIo): Promise<number> {
     spec.workspace === undefined
       ? await mkdtemp(path.join(tmpdir(), 'horizon-harness-'))
       : path.resolve(spec.workspace);
+  const runId = `run-${randomUUID()}`;
+  return cliRun({ ...spec, workspace }, io, async (harness, tools) => {
+    const { recipe } = spec.backend;
+    if (recipe) {
+      const { decomposition, verification } = spec;
+      const toolNames = tools.map((tool) => tool.name);
+      await saveCliRecord(workspace, { runId, backend: recipe, decomposition, verification, tools: toolNames });
+    }
+    return harness.run({ task: spec.task, attachments, runId, ...(io.signal ? { signal: io.signal } : {}) });
+  });
+}
+
+/** What a CLI run or resume shares: its backend, switches, workspace and output mode. */
+export interface CliRunSpec {
+  backend: ChosenBackend;
+  decomposition: boolean;
+  verification: boolean;
+  workspace: string;
+  json: boolean;
+}
+
+/**
+ * One CLI run, started or resumed by `start`: the harness with the CLI's tools, its progress on the reporter, the
+ * result, the exit code, and at the end where the event log is and how to look at it (not with `--json`: stdout
+ * then holds JSON lines only).
+ * @internal
+ */
+export async function cliRun(
+  spec: CliRunSpec,
+  io: CliIo,
+  start: (harness: Harness, tools: readonly Tool[]) => Promise<RunResult>,
+): Promise<number> {
+  const { workspace } = spec;
   const tools: Tool[] = [];
   // The backend's key, the tools' passed-on values and the secret-named variables of the CLI's environment.
   const redactor = new SecretRedactor({ owners: () => [spec.backend.backend, ...tools], env: io.env });
@@ -64,14 +102,32 @@ export async function runCommand(spec: RunSpec, io: CliIo): Promise<number> {
       verification: spec.verification,
     });
     harness.onAny((event) => reporter.event(event));
-    const result = await harness.run({ task: spec.task, attachments, ...(io.signal ? { signal: io.signal } : {}) });
+    const result = await start(harness, tools);
     const exitCode = exitCodeOf(result);
     reporter.finish(result, exitCode);
-    if (result.status === 'aborted') stderr.write(`Aborted. The workspace is kept: ${result.workspace}\n`);
+    if (!spec.json) stdout.write(printable(eventLogHint(result.workspace)));
+    if (result.status === 'aborted') {
+      stderr.write(`Aborted. The workspace is kept: ${result.workspace}\n`);
+      if (spec.backend.recipe)
+        stderr.write(`Go on with it: npx horizon-harness resume ${shellWord(result.workspace)}\n`);
+    }
     return exitCode;
   } finally {
     reporter.close();
   }
+}
+
+/** Where the run's event log is and the command that shows it. */
+function eventLogHint(workspace: string): string {
+  return (
+    `Event log: ${path.join(workspace, EVENT_LOG_PATH)}\n` +
+    `Look at the run: npx horizon-harness show ${shellWord(workspace)}\n`
+  );
+}
+
+/** `text` as one shell word: as it is when it holds only safe characters, else single-quoted. */
+function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
 /** The exit code of a finished run. */

@@ -7,6 +7,7 @@ import { assertRunId } from '../durability/run-id.js';
 import { SnapshotSeal } from '../durability/snapshot-seal.js';
 import type { OptionsFingerprint, ResumeOptions, RunSnapshot, RunStore } from '../durability/types.js';
 import { HarnessEvents } from '../event-bus.js';
+import { RunEventLogs } from '../event-log/run-event-log.js';
 import type { HarnessEvent, HarnessEventType, HarnessListener } from '../events.js';
 import type { RunResult } from '../contracts/work.js';
 import { parseMemoryOptions } from '../memory/options.js';
@@ -35,6 +36,8 @@ export class Harness {
   private readonly events: HarnessEvents;
   private readonly workspaces: RunWorkspaces;
   private readonly runs = new RunTracker();
+  /** Each run's event log (`.harness/events.jsonl`, or the host's sink). */
+  private readonly eventLogs: RunEventLogs;
   private readonly now: () => number;
   private readonly generateId: () => string;
   /** What a snapshot must have been made under to be resumed here. */
@@ -50,6 +53,9 @@ export class Harness {
       redact: (event) => redactor.data(event),
     });
     this.workspaces = new RunWorkspaces(this.options.workspace);
+    this.eventLogs = new RunEventLogs(this.options.eventLog, this.events, (error, event) =>
+      this.events.reportListenerError(error, event),
+    );
     // Each run builds its own MemoryManager from these; checking them here makes a bad value fail at createHarness, not at run().
     if (this.options.memory !== undefined) parseMemoryOptions(this.options.memory);
     const tools = this.options.tools;
@@ -225,6 +231,10 @@ export class Harness {
     resume?: RunSnapshot,
   ): Promise<RunResult> {
     const stop = this.runs.signalFor(input.signal);
+    const log = this.eventLogs.start(runId, {
+      append: lease.appendOwn,
+      resolve: (file) => lease.workspace.resolve(file, 'read'),
+    });
     let result: RunResult | undefined;
     try {
       const durability = runDurability({
@@ -260,6 +270,8 @@ export class Harness {
     } finally {
       stop.dispose();
       await lease.end(result?.status);
+      // The run resolves once its event log holds everything up to its run-finish.
+      await log?.close();
     }
   }
 }

@@ -44,7 +44,16 @@ export interface WorkspaceLease {
    * a temporary one (undefined: the run rejected). Only the first call counts; never throws.
    */
   end(status: RunResult['status'] | undefined): Promise<void>;
+  /**
+   * Appends to one of the harness's own files in the workspace (the event log), also after `end`: the log's last
+   * line, `run-finish`, comes once the workspace is sealed and unlocked. A file appended to after `end` is closed again
+   * at once.
+   */
+  appendOwn(path: string, text: string): Promise<void>;
 }
+
+/** Who writes the harness's own files. */
+const HARNESS_ORIGIN = { tool: 'harness' } as const;
 
 /** A temporary directory the harness made: the only kind it ever removes. */
 interface TemporaryWorkspace {
@@ -106,6 +115,10 @@ export class RunWorkspaces {
     }
     const sealable = new SealableWorkspace(workspace, runId);
     let ended: Promise<void> | undefined;
+    const appendOwn = async (file: string, text: string): Promise<void> => {
+      await workspace.appendFile(file, text, HARNESS_ORIGIN);
+      if (ended) created?.closeOpenFiles();
+    };
     const end = async (status: RunResult['status'] | undefined): Promise<void> => {
       await sealable.seal();
       await lock.release().catch(() => undefined);
@@ -116,7 +129,7 @@ export class RunWorkspaces {
       if (created?.temporary) this.#temporary.push({ workspace: created, succeeded: status === 'succeeded' });
       else this.#others.add(workspace.root);
     };
-    return { workspace: sealable, end: (status) => (ended ??= end(status)) };
+    return { workspace: sealable, end: (status) => (ended ??= end(status)), appendOwn };
   }
 
   /** The directory every run works in, when the `workspace` option names one (or is a Workspace object). */

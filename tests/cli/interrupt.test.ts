@@ -1,12 +1,11 @@
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
+import { spawnCli } from './support/cli-process.js';
 import { startFakeOpenAI, type FakeOpenAI } from './support/fake-openai.js';
 
-const root = path.resolve(import.meta.dirname, '../..');
 let server: FakeOpenAI | undefined;
 let tmp: string | undefined;
 afterEach(async () => {
@@ -19,22 +18,12 @@ afterEach(async () => {
 it('Ctrl-C (SIGINT) aborts a run waiting on the model: exit 130, the workspace kept and its path printed', async () => {
   server = await startFakeOpenAI(() => 'stall');
   tmp = await mkdtemp(path.join(tmpdir(), 'harness-cli-sigint-'));
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      'src/cli/bin.ts',
-      'run',
-      'Write hello.md',
-      '--base-url',
-      server.baseURL,
-      '--model',
-      'fake-model',
-    ],
-    // Only what a user's shell would pass; the default workspace goes under TMPDIR.
-    { cwd: root, env: { PATH: process.env.PATH ?? '', HOME: tmp, TMPDIR: tmp }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  // Only what a user's shell would pass; the default workspace goes under TMPDIR.
+  const child = spawnCli(['run', 'Write hello.md', '--base-url', server.baseURL, '--model', 'fake-model'], {
+    PATH: process.env.PATH ?? '',
+    HOME: tmp,
+    TMPDIR: tmp,
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

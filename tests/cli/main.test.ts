@@ -3,9 +3,9 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { main, type CliIo } from '../../src/cli/main.js';
 import type { JsonResultLine } from '../../src/cli/json-lines.js';
 import { openAIWire } from '../backend/support/wire-formats.js';
+import { cli } from './support/cli-process.js';
 import { helloAgent, startFakeOpenAI, type FakeAnswer, type FakeOpenAI } from './support/fake-openai.js';
 
 const dirs: string[] = [];
@@ -20,19 +20,6 @@ async function tempDir(): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'harness-cli-test-'));
   dirs.push(dir);
   return dir;
-}
-
-/** Runs `main` in-process with captured streams and only the given environment variables. */
-async function cli(argv: string[], options: { env?: Record<string, string>; tty?: boolean } = {}) {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIo = {
-    stdout: { write: (text: string) => (stdout += text), isTTY: options.tty ?? false },
-    stderr: { write: (text: string) => (stderr += text) },
-    env: options.env ?? {},
-  };
-  const code = await main(argv, io);
-  return { code, stdout, stderr };
 }
 
 /** `run` flags that point the CLI at the fake server, with a workspace of the test's own. */

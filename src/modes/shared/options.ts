@@ -265,6 +265,24 @@ export const HarnessOptionsSchema = z.strictObject({
     .union([z.string(), z.instanceof(Uint8Array)])
     .refine((key) => Buffer.byteLength(key) >= 32, 'must be at least 32 bytes (e.g. 64 hex digits from a secret store)')
     .optional(),
+  /**
+   * The run's event log (see docs/events.md, "The event log"): by default every event of each run but the streaming
+   * deltas is appended to `.harness/events.jsonl` in its workspace, one JSON line an event as the CLI's `--json`
+   * prints it, redacted. `{ deltas: true }` keeps the deltas too; `{ write(event) }` hands the events to your own sink
+   * instead of the file; `false` keeps no log. @defaultValue `{}` (the file, without deltas)
+   */
+  eventLog: z
+    .union(
+      [
+        z.literal(false),
+        z.strictObject({
+          deltas: z.boolean().optional(),
+          write: z.custom<(event: HarnessEvent) => void | Promise<void>>(isFn, 'must be a function').optional(),
+        }),
+      ],
+      { error: 'must be false or { deltas?: boolean, write?: (event) => void | Promise<void> }' },
+    )
+    .optional(),
   now: z.custom<() => number>(isFn, 'must be a function returning milliseconds').optional(),
   generateId: z.custom<() => string>(isFn, 'must be a function returning a string').optional(),
 });
