@@ -20,6 +20,7 @@ import type { ExecutorLike } from '../../contracts/executor.js';
 import type { PlannerLike, RepairerLike, SynthesizerLike, VerifierLike } from '../../contracts/roles.js';
 import { isRunStore } from '../../durability/is-run-store.js';
 import type { RunStore } from '../../durability/types.js';
+import { docsUrl } from '../../project-links.js';
 
 const isFn = (value: unknown): boolean => typeof value === 'function';
 const hasMethod = (name: string) => (value: unknown) =>
@@ -279,6 +280,6 @@ export function parseHarnessOptions(options: HarnessOptions): ResolvedHarnessOpt
     : '';
   throw new HarnessError(
     'invalid-options',
-    `Invalid createHarness options: ${problems.join('; ')}.${limitsHint} See docs/pipeline.md.`,
+    `Invalid createHarness options: ${problems.join('; ')}.${limitsHint} See ${docsUrl('pipeline.md')}.`,
   );
 }
