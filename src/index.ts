@@ -217,6 +217,7 @@ export {
 export {
   createHarness,
   Harness,
+  DEFAULT_PROMPTS,
   HarnessOptionsSchema,
   type HarnessOptions,
   type RoleName,
@@ -279,6 +280,8 @@ export {
   SYNTHESIZER_PROMPT,
   VERIFIER_PROMPT,
   renderTemplate,
+  type InstructedRole,
+  type RoleInstructions,
 } from './prompts/index.js';
 export {
   askJson,
