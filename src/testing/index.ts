@@ -6,5 +6,5 @@
 export { ScriptedBackend, type Script, type ScriptStep, type ScriptedBackendOptions } from './scripted-backend.js';
 export { planOf, reply, submit, toolCall, toolCalls, verdict, type ScriptedToolCall } from './replies.js';
 export { PassThroughMemory } from './pass-through-memory.js';
-export { replayBackend, type ReplayScenario } from './replay-backend.js';
+export { replayBackend, type ReplayBackendOptions, type ReplayScenario } from './replay-backend.js';
 export { DEMO_SCENARIO, DEMO_TASK } from './demo-scenario.js';
