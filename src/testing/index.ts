@@ -8,3 +8,10 @@ export { planOf, reply, submit, toolCall, toolCalls, verdict, type ScriptedToolC
 export { PassThroughMemory } from './pass-through-memory.js';
 export { replayBackend, type ReplayBackendOptions, type ReplayScenario } from './replay-backend.js';
 export { DEMO_SCENARIO, DEMO_TASK } from './demo-scenario.js';
+export { createToolContext, type TestToolContext, type ToolContextOptions } from './tool-context.js';
+export {
+  auditVerdict,
+  externalAuditOutput,
+  managerDecision,
+  type ManagerDecisionParts,
+} from './managed-replies.js';
