@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: the benchmarks of horizon-harness — context growth, the Vercel AI SDK peer comparison and 100 and
  * 1 000 concurrent runs (against the built `dist/`), durable runs under SIGKILL, independent subtasks in parallel, the
- * event-loop delay of counting hostile text, and runs per minute on BullMQ workers (needs `redis-server` on the PATH;
+ * event-loop delay of counting hostile text, the first run's block without and with `warmUpTokenizer()`, and runs per minute on BullMQ workers (needs `redis-server` on the PATH;
  * skipped with a note otherwise).
  * @module
  */
@@ -12,12 +12,14 @@ import { parallelBench } from './parallel.js';
 import { peerBench } from './peer.js';
 import { scaleOut } from './scale-out.js';
 import { tokenizerLoopBench } from './tokenizer-loop.js';
+import { tokenizerWarmUpBench } from './tokenizer-warm-up.js';
 
 await main();
 await peerBench();
 await durabilityBench();
 await parallelBench();
 await tokenizerLoopBench();
+await tokenizerWarmUpBench();
 if (hasRedisServer()) await scaleOut();
 else console.log('\nScale-out on BullMQ: skipped, redis-server is not installed (Debian package redis-server).');
 

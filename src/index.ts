@@ -118,6 +118,7 @@ export {
   MAX_TOKENIZED_CHARS,
   type GptEncodingName,
   type Tokenizer,
+  warmUpTokenizer,
 } from './memory/tokenizer.js';
 export type { TextCount } from './memory/bounded-count.js';
 export { TokenCounter } from './memory/token-counter.js';
