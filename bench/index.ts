@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: the benchmarks of horizon-harness — context growth, the Vercel AI SDK peer comparison and 100 and
  * 1 000 concurrent runs (against the built `dist/`), durable runs under SIGKILL, independent subtasks in parallel, the
- * event-loop delay of counting hostile text, the first run's block without and with `warmUpTokenizer()`, and runs per minute on BullMQ workers (needs `redis-server` on the PATH;
- * skipped with a note otherwise).
+ * event-loop delay of counting hostile text, the first run's block without and with `warmUpTokenizer()`, and runs
+ * per minute on BullMQ workers (needs `redis-server` on the PATH; skipped with a note otherwise).
  * @module
  */
 import { execFileSync } from 'node:child_process';
