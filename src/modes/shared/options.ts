@@ -218,7 +218,7 @@ export const HarnessOptionsSchema = z.strictObject({
     .prefault({}),
   /**
    * The application's instructions: a string for every role, or per role. Each is appended, under a heading of its
-   * own, to the prompt of the role it names (the built-in one from {@link DEFAULT_PROMPTS}, or the `prompts` /
+   * own, to the prompt of the role it names (the built-in one from `DEFAULT_PROMPTS`, or the `prompts` /
    * `managed.prompts` override), never replacing it: `plan` and `verify` to their system prompts, `execute` to the
    * built-in executor loop's system prompt (subtasks; managed mode's executor), `synthesize` and `repair` to their
    * objectives, `manage` and `audit` to managed mode's manager and auditor (an external auditor's prompt too).
