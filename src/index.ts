@@ -281,8 +281,10 @@ export {
   SYNTHESIZER_PROMPT,
   VERIFIER_PROMPT,
   renderTemplate,
+  INSTRUCTED_ROLES,
   type InstructedRole,
   type RoleInstructions,
+  withInstructions,
 } from './prompts/index.js';
 export {
   askJson,
