@@ -88,7 +88,7 @@ export async function createToolContext(options: ToolContextOptions = {}): Promi
     signal,
     scopeKey: {},
     backendFor,
-    generate: (role, request): Promise<GenerateResult> =>
+    generate: async (role, request): Promise<GenerateResult> =>
       backendFor(role).generate({ ...request, purpose: role, signal } as GenerateRequest),
     onScopeEnd: (cleanup) => {
       cleanups.push(cleanup);

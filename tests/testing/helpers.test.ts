@@ -63,6 +63,7 @@ describe('createToolContext', () => {
     const ctx = await createToolContext();
     try {
       expect(() => ctx.backendFor('vision')).toThrow(/pass \{ backend \}/);
+      await expect(ctx.generate('summarize', { messages: [] })).rejects.toThrow(/pass \{ backend \}/);
     } finally {
       await ctx.dispose();
     }
