@@ -1,9 +1,10 @@
 /**
  * `npm run bench`: the benchmarks of horizon-harness — context growth, the Vercel AI SDK peer comparison and 100 and
  * 1 000 concurrent runs (against the built `dist/`), durable runs under SIGKILL, independent subtasks in parallel, the
- * event-loop delay of counting hostile text, billed input dollars with simulated provider prompt caches, the run
- * viewer on a 5 000-event log (in chromium where installed), and runs per minute on BullMQ workers (needs
- * `redis-server` on the PATH; skipped with a note otherwise).
+ * event-loop delay of counting hostile text, the first run's block without and with `warmUpTokenizer()`, billed
+ * input dollars with simulated provider prompt caches, the run viewer on a 5 000-event log (in chromium where
+ * installed), and runs per minute on BullMQ workers (needs `redis-server` on the PATH; skipped with a note
+ * otherwise).
  * @module
  */
 import { execFileSync } from 'node:child_process';
@@ -15,6 +16,7 @@ import { peerBench } from './peer.js';
 import { scaleOut } from './scale-out.js';
 import { tokenizerLoopBench } from './tokenizer-loop.js';
 import { viewerBench } from './viewer.js';
+import { tokenizerWarmUpBench } from './tokenizer-warm-up.js';
 
 await main();
 await peerBench();
@@ -23,6 +25,7 @@ await parallelBench();
 await tokenizerLoopBench();
 await cachingBench();
 await viewerBench();
+await tokenizerWarmUpBench();
 if (hasRedisServer()) await scaleOut();
 else console.log('\nScale-out on BullMQ: skipped, redis-server is not installed (Debian package redis-server).');
 

@@ -122,6 +122,7 @@ export {
   MAX_TOKENIZED_CHARS,
   type GptEncodingName,
   type Tokenizer,
+  warmUpTokenizer,
 } from './memory/tokenizer.js';
 export type { TextCount } from './memory/bounded-count.js';
 export { TokenCounter } from './memory/token-counter.js';
@@ -222,6 +223,7 @@ export { EVENT_LOG_PATH, parseEventLog, readEventLog, type EventLogOption } from
 export {
   createHarness,
   Harness,
+  DEFAULT_PROMPTS,
   HarnessOptionsSchema,
   type HarnessOptions,
   type RoleName,
@@ -284,6 +286,10 @@ export {
   SYNTHESIZER_PROMPT,
   VERIFIER_PROMPT,
   renderTemplate,
+  INSTRUCTED_ROLES,
+  type InstructedRole,
+  type RoleInstructions,
+  withInstructions,
 } from './prompts/index.js';
 export {
   askJson,

@@ -9,6 +9,7 @@ import type { LlmBackend } from '../backend/types.js';
 import type { BenchmarkPair } from '../benchmark/agentif/runner.js';
 import { HarnessError } from '../errors.js';
 import type { Tool } from '../tools/types.js';
+import { docsUrl } from '../project-links.js';
 
 /**
  * What a backend module exports (named exports, or the same keys on its default export); each is optional, and what
@@ -53,7 +54,7 @@ export async function loadBackendModule(file: string): Promise<BackendModule> {
   if (agent === undefined && judge === undefined && tools === undefined) {
     throw new HarnessError(
       'invalid-options',
-      `--backend-module ${file} exports none of agent, judge, tools. Export at least one (see docs/cli.md).`,
+      `--backend-module ${file} exports none of agent, judge, tools. Export at least one (see ${docsUrl('cli.md')}).`,
     );
   }
   return source as BackendModule;

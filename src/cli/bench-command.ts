@@ -12,6 +12,7 @@ import { loadBackendModule, type BackendModule } from './backend-module.js';
 import { EXIT_CODES, type CliIo } from './io.js';
 import { printable } from './printable.js';
 import { cliTools } from './tools.js';
+import { docsUrl } from '../project-links.js';
 
 /** The flags that choose the judge's backend (the agent's flags are its defaults). @internal */
 export interface JudgeFlags extends Omit<BackendFlags, 'stream'> {
@@ -67,7 +68,7 @@ export function addBenchCommand(program: Command, io: CliIo, setExitCode: (code:
       '--judge-api-key-env <name>',
       'judge: read the API key from this variable (default: HARNESS_JUDGE_API_KEY when set)',
     )
-    .option('--backend-module <file>', 'a module exporting agent, judge and/or tools (see docs/cli.md)')
+    .option('--backend-module <file>', `a module exporting agent, judge and/or tools (see ${docsUrl('cli.md')})`)
     .option('--json', 'print results.json on stdout (progress goes to stderr)')
     .action(async (flags: BenchFlags) => {
       setExitCode(await benchAgentIf(flags, io));

@@ -33,4 +33,9 @@ export const EXIT_CODES = {
   unverified: 3,
   /** The run was aborted (Ctrl-C / SIGINT); 128 + SIGINT's number, as shells report it. */
   aborted: 130,
+  /**
+   * The reader closed stdout before the output ended (`… | head -2`): the run was aborted and its workspace kept;
+   * 128 + SIGPIPE's number, as shells report a program stopped by a closed pipe.
+   */
+  outputClosed: 141,
 } as const;

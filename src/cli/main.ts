@@ -24,7 +24,7 @@ interface OutputFlags {
 }
 
 interface RunFlags extends BackendFlags, OutputFlags {
-  attach?: string[];
+  attach: string[];
   decomposition: boolean;
   verification: boolean;
 }
@@ -74,7 +74,12 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .command('run')
     .description('Run a task on a model and print its progress, deliverable and report.')
     .argument('<task>', 'the request, quoted')
-    .option('--attach <files...>', 'files copied into the workspace under attachments/ (put the task before them)')
+    .option(
+      '--attach <file>',
+      'a file copied into the workspace under attachments/ (repeat the flag for several)',
+      (file: string, files: string[]) => [...files, file],
+      [] as string[],
+    )
     .option('--model <name>', 'model name (default: HARNESS_MODEL, else the provider default)')
     .addOption(
       new Option('--base-url <url>', 'an OpenAI-compatible server, e.g. http://localhost:11434/v1').conflicts(
@@ -94,7 +99,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
         await runCommand(
           {
             task,
-            attachments: flags.attach ?? [],
+            attachments: flags.attach,
             backend,
             decomposition: flags.decomposition,
             verification: flags.verification,

@@ -43,6 +43,7 @@ const OptionsSchema = z.object({
     .custom<(role: Purpose | 'vision') => LlmBackend>((value) => typeof value === 'function', 'must be a function')
     .optional(),
   systemPrompt: z.string().trim().min(1, 'must be a non-empty string').optional(),
+  instructions: z.string().optional(),
   limits: LimitsSchema,
   now: z.custom<() => number>((value) => typeof value === 'function', 'must be a function').optional(),
   samplingFor: z
@@ -67,6 +68,8 @@ export interface ExecutorOptions {
    * sandbox.
    */
   systemPrompt?: string;
+  /** The application's instructions, appended to the system prompt (the default one or `systemPrompt`). */
+  instructions?: string;
   limits?: z.input<typeof LimitsSchema>;
   now?: () => number;
   /** Sampling (temperature, top-p) of a role's calls; the harness passes its `sampling` option. @defaultValue none sent */
@@ -117,6 +120,7 @@ export class Executor {
       emit: data.emit,
       backendFor: data.backendFor ?? (() => data.backend),
       systemPrompt: data.systemPrompt,
+      instructions: data.instructions,
       limits: data.limits,
       now: data.now ?? Date.now,
       samplingFor: data.samplingFor ?? (() => undefined),

@@ -12,6 +12,7 @@ import type { DataMark } from '../prompts/datamark.js';
 import { executorSystemPrompt, renderExecutorTask } from '../prompts/executor.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { LoopProgress } from './loop-journal.js';
+import { withInstructions } from '../prompts/instructions.js';
 
 /** What every loop of one Executor shares. */
 export interface LoopSettings {
@@ -21,6 +22,8 @@ export interface LoopSettings {
   backendFor: (role: Purpose | 'vision') => LlmBackend;
   /** The host's system prompt; absent: {@link executorSystemPrompt} of what the tools report. */
   systemPrompt: string | undefined;
+  /** The application's instructions, appended to the system prompt. */
+  instructions: string | undefined;
   limits: LoopLimits;
   now: () => number;
   /** Sampling of a role's calls; undefined sends none. */
@@ -45,7 +48,9 @@ export function freshProgress(settings: LoopSettings, input: ExecutorRunInput, m
     dialogue: [
       {
         role: 'system',
-        content: mark.withRule(settings.systemPrompt ?? defaultSystemPrompt(settings.tools)),
+        content: mark.withRule(
+          withInstructions(settings.systemPrompt ?? defaultSystemPrompt(settings.tools), settings.instructions),
+        ),
       },
       { role: 'user', content: renderExecutorTask({ request, objective, priorState }) },
     ],

@@ -2,6 +2,7 @@
 export { createHarness, Harness, type RunInput } from './harness.js';
 export type { CloseResult, WorkspaceOption, WorkspaceSettings } from './workspace-lifecycle.js';
 export type { RunStream } from './run-stream.js';
+export { DEFAULT_PROMPTS } from './default-prompts.js';
 export {
   HarnessOptionsSchema,
   type HarnessOptions,

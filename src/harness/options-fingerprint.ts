@@ -62,6 +62,7 @@ export function optionsFingerprint(o: ResolvedHarnessOptions, registry: ToolRegi
     fields[`backend.${role}`] = `${backend.provider}/${backend.modelId}`;
   }
   for (const [role, text] of Object.entries(o.prompts)) if (text) fields[`prompts.${role}`] = shortHash(text);
+  for (const [role, text] of Object.entries(o.instructions)) if (text) fields[`instructions.${role}`] = shortHash(text);
   flattenFields('memory', parseMemoryOptions(o.memory ?? {}), fields);
   if (o.memory?.tokenizer) fields['memory.tokenizer'] = 'custom';
   for (const [name, part] of Object.entries(o.components)) if (part) fields[`components.${name}`] = 'custom';

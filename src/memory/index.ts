@@ -28,7 +28,14 @@ export {
   TOOL_SPEC_OVERHEAD_TOKENS,
   TokenCounter,
 } from './token-counter.js';
-export { GPT_ENCODINGS, gptTokenizer, MAX_TOKENIZED_CHARS, type GptEncodingName, type Tokenizer } from './tokenizer.js';
+export {
+  GPT_ENCODINGS,
+  gptTokenizer,
+  MAX_TOKENIZED_CHARS,
+  type GptEncodingName,
+  type Tokenizer,
+  warmUpTokenizer,
+} from './tokenizer.js';
 export type { TextCount } from './bounded-count.js';
 export { headTail, searchSnippets } from './truncate.js';
 export type { ExecutionMemory, MemoryScope, PendingRequest } from './types.js';

@@ -14,6 +14,7 @@ import { SecretRedactor } from '../util/secrets.js';
 import { ContentRecorder } from './content.js';
 import { RunTrace, type RunTraceSettings } from './run-trace.js';
 import { SpanTree, type OtelApi } from './span-tree.js';
+import { docsUrl } from '../project-links.js';
 
 /** The name the default tracer and the run spans carry. */
 export const INSTRUMENTATION_NAME = 'horizon-harness';
@@ -82,7 +83,7 @@ export async function instrument(harness: InstrumentableHarness, options: Instru
     const problems = describeIssues(parsed.error.issues, { schema: InstrumentOptionsSchema });
     throw new HarnessError(
       'invalid-options',
-      `Invalid instrument options: ${problems.join('; ')}. See docs/observability.md.`,
+      `Invalid instrument options: ${problems.join('; ')}. See ${docsUrl('observability.md')}.`,
     );
   }
   const o = parsed.data;

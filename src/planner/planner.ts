@@ -31,6 +31,7 @@ import { DataMark } from '../prompts/datamark.js';
 import { PLANNER_PROMPT, plannerFactValues, type PlannerFacts } from '../prompts/planner.js';
 import { renderTemplate } from '../prompts/template.js';
 import { askPlan } from './ask-plan.js';
+import { withInstructions } from '../prompts/instructions.js';
 
 /** Options of {@link Planner}. */
 export interface PlannerOptions {
@@ -40,6 +41,8 @@ export interface PlannerOptions {
    * Default {@link PLANNER_PROMPT}.
    */
   prompt?: string;
+  /** The application's instructions, appended to the prompt under a heading of their own. */
+  instructions?: string;
   /**
    * What the run planned for is like (its tools, whether subtasks may run in parallel), so that
    * the prompt says only what is true of it; the harness passes them. A fact left out is said in words true of any run.
@@ -107,10 +110,13 @@ export class Planner implements PlannerLike {
     const system: Message = {
       role: 'system',
       content: mark.withRule(
-        renderTemplate(this.options.prompt ?? PLANNER_PROMPT, {
-          maxSubtasks,
-          ...plannerFactValues(this.options.facts ?? {}),
-        }),
+        withInstructions(
+          renderTemplate(this.options.prompt ?? PLANNER_PROMPT, {
+            maxSubtasks,
+            ...plannerFactValues(this.options.facts ?? {}),
+          }),
+          this.options.instructions,
+        ),
       ),
     };
     const context: ModelCallContext = {

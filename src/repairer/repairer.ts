@@ -12,6 +12,7 @@ import { renderTemplate } from '../prompts/template.js';
 import type { RepairInput, RepairOutcome, RepairerLike } from '../contracts/roles.js';
 import type { Defect, Deliverable } from '../contracts/work.js';
 import type { Workspace } from '../workspace/types.js';
+import { withInstructions } from '../prompts/instructions.js';
 
 /** Options of {@link Repairer}. */
 export interface RepairerOptions {
@@ -19,6 +20,8 @@ export interface RepairerOptions {
   executor: ExecutorLike;
   /** Repair instructions; `{{attempt}}` and `{{defects}}` are filled in. Default {@link REPAIRER_PROMPT}. */
   prompt?: string;
+  /** The application's instructions, appended to the prompt under a heading of their own. */
+  instructions?: string;
 }
 
 /**
@@ -53,10 +56,13 @@ export class Repairer implements RepairerLike {
     const subtasks = input.subtasks ?? [];
     const fixed = input.fixedDefects ?? [];
     const objective = [
-      renderTemplate(this.options.prompt ?? REPAIRER_PROMPT, {
-        attempt: input.attempt,
-        defects: defectList(input.defects, mark),
-      }),
+      withInstructions(
+        renderTemplate(this.options.prompt ?? REPAIRER_PROMPT, {
+          attempt: input.attempt,
+          defects: defectList(input.defects, mark),
+        }),
+        this.options.instructions,
+      ),
       ...(subtasks.length ? ['', REPAIR_MATERIAL_NOTE] : []),
       ...(fixed.length ? ['', renderTemplate(FIXED_DEFECTS_NOTE, { fixed: defectList(fixed, mark) })] : []),
     ].join('\n');

@@ -10,6 +10,7 @@ import { FAILED_SUBTASKS_NOTE, SYNTHESIZER_PROMPT } from '../prompts/synthesizer
 import { renderTemplate } from '../prompts/template.js';
 import type { SynthesisOutcome, SynthesizeInput, SynthesizerLike } from '../contracts/roles.js';
 import type { SubtaskRecord } from '../contracts/work.js';
+import { withInstructions } from '../prompts/instructions.js';
 
 /** Options of {@link Synthesizer}. */
 export interface SynthesizerOptions {
@@ -17,6 +18,8 @@ export interface SynthesizerOptions {
   executor: ExecutorLike;
   /** Synthesis instructions; `{{subtaskCount}}` and `{{failedCount}}` are filled in. Default {@link SYNTHESIZER_PROMPT}. */
   prompt?: string;
+  /** The application's instructions, appended to the prompt under a heading of their own. */
+  instructions?: string;
 }
 
 /**
@@ -48,10 +51,13 @@ export class Synthesizer implements SynthesizerLike {
     const attachments = input.attachments ?? [];
     const mark = input.dataMark ?? DataMark.random();
     const objective = [
-      renderTemplate(this.options.prompt ?? SYNTHESIZER_PROMPT, {
-        subtaskCount: input.subtasks.length,
-        failedCount: failed.length,
-      }),
+      withInstructions(
+        renderTemplate(this.options.prompt ?? SYNTHESIZER_PROMPT, {
+          subtaskCount: input.subtasks.length,
+          failedCount: failed.length,
+        }),
+        this.options.instructions,
+      ),
       ...(failed.length
         ? [
             '',

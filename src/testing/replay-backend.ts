@@ -41,12 +41,37 @@ export interface ReplayScenario {
  * const result = await createHarness({ backend, tools: [writeToFileTool()] }).run('Write memo.md …');
  * ```
  */
-export function replayBackend(scenario: ReplayScenario): ScriptedBackend {
-  return new ScriptedBackend((request) => answer(scenario, request), {
+export function replayBackend(scenario: ReplayScenario, options: ReplayBackendOptions = {}): ScriptedBackend {
+  const stream = options.stream === true;
+  return new ScriptedBackend((request) => (stream ? narrated : answer)(scenario, request), {
     provider: 'replay',
     modelId: 'replay',
     contextWindow: 128_000,
+    stream,
   });
+}
+
+/** Options of {@link replayBackend}. */
+export interface ReplayBackendOptions {
+  /**
+   * Like the adapters' `stream` option: the harness calls `stream()` and emits `text-delta` (and tool-call) events,
+   * so an offline run shows what live output looks like. The agent then also says what it is doing before each tool
+   * call (`Writing notes/agenda.md.`), as a streaming model does; without streaming its tool calls carry no text.
+   * @defaultValue false
+   */
+  stream?: boolean;
+}
+
+/** {@link answer}, with a line of narration on each tool call, for a streamed run to show. */
+function narrated(s: ReplayScenario, request: GenerateRequest): GenerateResult {
+  const result = answer(s, request);
+  const call = result.message.toolCalls[0];
+  if (!call || call.name === 'submit_answer' || result.message.content) return result;
+  const target = (JSON.parse(call.arguments) as { path?: string }).path;
+  return {
+    ...result,
+    message: { ...result.message, content: target ? `Writing ${target}.` : `Calling ${call.name}.` },
+  };
 }
 
 function answer(s: ReplayScenario, request: GenerateRequest): GenerateResult {

@@ -33,6 +33,7 @@ import { collectImages, describeNotSeen, type ImageBudget } from './images.js';
 import { sofficeRenderer, type OfficeRenderer } from './office-render.js';
 import { pdftoppmRenderer, type PdfPagesRenderer } from './pdf-page.js';
 import { buildVerifyRequest, type BuiltVerifyRequest, type VerifyMaterial } from './request.js';
+import { withInstructions } from '../prompts/instructions.js';
 
 const VerdictReplySchema = z.object({
   passed: z.boolean(),
@@ -75,6 +76,8 @@ export interface VerifierOptions {
   backend: LlmBackend;
   /** System prompt. Default {@link VERIFIER_PROMPT}. */
   prompt?: string;
+  /** The application's instructions, appended to the prompt under a heading of their own. */
+  instructions?: string;
   /** Characters of one file preview. @defaultValue DEFAULTS.filePreviewChars (10 000) */
   previewChars?: number;
   /**
@@ -171,7 +174,7 @@ export class Verifier implements VerifierLike {
         artifact: file.path,
       }));
     const material: VerifyMaterial = {
-      system: this.options.prompt ?? VERIFIER_PROMPT,
+      system: withInstructions(this.options.prompt ?? VERIFIER_PROMPT, this.options.instructions),
       request: input.request,
       answer: input.deliverable.answer,
       answerFile: await saveLongAnswer(workspace, `deliverable-${attempt}`, input.deliverable.answer, {

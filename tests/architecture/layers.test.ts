@@ -29,6 +29,7 @@ const LAYERS: readonly (readonly string[])[] = [
     'events.ts',
     'event-bus.ts',
     'defaults.ts',
+    'project-links.ts',
   ],
 ];
 

@@ -89,6 +89,7 @@ describe('horizon-harness run', () => {
       ...flags,
       '--attach',
       path.join(dir, 'a.txt'),
+      '--attach',
       path.join(dir, 'b.txt'),
     ]);
     expect(code).toBe(0);

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 const run = promisify(execFile);
 
 describe('the packed package', () => {
-  // `npm pack` runs the `prepare` build, so this also checks that a tarball made right after `npm install` holds dist/.
+  // `npm pack` runs the `prepack` build, so this also checks that a tarball packed from a fresh clone holds dist/.
   it('packs with dist/, installs into an empty folder and works through import and require', async () => {
     const { stdout } = await run('bash', ['.ci/smoke-pack'], { maxBuffer: 16 * 1024 * 1024 });
     expect(stdout).toContain('import ok');

@@ -6,6 +6,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { HarnessError } from '../../errors.js';
+import { docsUrl } from '../../project-links.js';
 
 /** A `question_id` is used in file names (per-task JSON, workspaces), so it may not hold path separators. */
 const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
@@ -114,7 +115,7 @@ export function parseAgentIfJsonl(text: string, source = 'data.jsonl'): Array<{ 
       throw new HarnessError(
         'invalid-input',
         `${source} line ${line}, field "${field}": ${issue?.message ?? 'invalid'}. ` +
-          'See docs/benchmark.md for the AgentIF-OneDay record schema.',
+          `See ${docsUrl('benchmark.md')} for the AgentIF-OneDay record schema.`,
       );
     }
     const earlier = seen.get(parsed.data.question_id);

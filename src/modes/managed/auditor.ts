@@ -39,6 +39,7 @@ import {
   renderExternalAuditPrompt,
 } from './prompts.js';
 import type { AuditInput, AuditorLike, AuditOutcome, AuditVerdict } from '../../contracts/managed.js';
+import { withInstructions } from '../../prompts/instructions.js';
 
 /**
  * The loop's purpose. `ExecutorRunInput` names the executor's own purposes, but the loop works for any: the audit's
@@ -73,6 +74,8 @@ export interface AuditorOptions {
   now?: () => number;
   /** The audit instructions (built-in system prompt; start of an external auditor's prompt). @defaultValue AUDITOR_PROMPT */
   prompt?: string;
+  /** The application's instructions, appended to `prompt` (so an external auditor's prompt carries them too). */
+  instructions?: string;
   /** Evidence items shown per record. @defaultValue 3 */
   evidenceShown?: number;
   limits?: {
@@ -130,7 +133,7 @@ export class Auditor implements AuditorLike {
   private readonly reads = new Map<string, string[]>();
 
   constructor(options: AuditorOptions = {}) {
-    this.instructions = options.prompt ?? AUDITOR_PROMPT;
+    this.instructions = withInstructions(options.prompt ?? AUDITOR_PROMPT, options.instructions);
     this.evidenceShown = options.evidenceShown ?? MANAGED_DEFAULTS.evidenceShown;
     this.maxIterations = options.limits?.maxIterations ?? MANAGED_DEFAULTS.auditorIterations;
     this.timeoutMs = options.limits?.timeoutMs ?? DEFAULTS.timeoutMs;
@@ -156,6 +159,7 @@ export class Auditor implements AuditorLike {
       emit: options.emit,
       backendFor: options.backendFor ?? (() => backend),
       systemPrompt: builtinAuditorPrompt(this.instructions, this.commands),
+      instructions: undefined,
       limits: {
         maxIterations: this.maxIterations,
         timeoutMs: this.timeoutMs,

@@ -14,6 +14,7 @@ import { MANAGED_DEFAULTS } from '../shared/managed-options.js';
 import { MANAGER_PROMPT, renderManagerRequest } from './prompts.js';
 import { applyDrafts, openRecords } from './state.js';
 import type { ManagerDecision, ManagerInput, ManagerLike, ManagerOutcome } from '../../contracts/managed.js';
+import { withInstructions } from '../../prompts/instructions.js';
 
 const text = z.string().trim().min(1);
 
@@ -39,6 +40,8 @@ export interface ManagerOptions {
   backend: LlmBackend;
   /** System prompt. @defaultValue MANAGER_PROMPT */
   prompt?: string;
+  /** The application's instructions, appended to the prompt under a heading of their own. */
+  instructions?: string;
   emit?: EmitEvent;
   countTokens?: RequestTokenCounter;
   /** Fits each request into the window (managed runs pass their memory); requests go out unchanged without it. */
@@ -84,7 +87,7 @@ export class Manager implements ManagerLike {
     const o = this.options;
     const mark = input.dataMark ?? DataMark.random();
     const messages: Message[] = [
-      { role: 'system', content: mark.withRule(o.prompt ?? MANAGER_PROMPT) },
+      { role: 'system', content: mark.withRule(withInstructions(o.prompt ?? MANAGER_PROMPT, o.instructions)) },
       {
         role: 'user',
         content: renderManagerRequest({

@@ -63,6 +63,7 @@ export class ManagedRunContext<Tally = unknown> {
       registry: init.registry,
       limits: init.limits,
       verifier: init.verifier,
+      instructions: init.instructions ?? {},
     });
   }
 

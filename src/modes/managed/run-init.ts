@@ -17,6 +17,7 @@ import type { ToolRegistry } from '../../tools/registry.js';
 import type { Workspace } from '../../workspace/types.js';
 import type { ManagedOptions } from '../shared/managed-options.js';
 import type { ManagedRunReport } from './report.js';
+import type { RoleInstructions } from '../../prompts/instructions.js';
 
 /** How a run stopped early, as a {@link RunControlLike} reports it. */
 export interface RunStop {
@@ -93,6 +94,8 @@ export interface ManagedRunInit<Tally = unknown> {
   limits: { maxIterations: number; timeoutMs: number; toolTimeoutMs: number; maxRunIterations?: number | undefined };
   /** The `managed` options (parsed again here, so raw or parsed both work). */
   options: ManagedOptions;
+  /** The application's instructions for the manager, the auditor and the built-in executor (`createHarness`'s). */
+  instructions?: RoleInstructions | undefined;
   /**
    * The final verification's verifier (the harness passes its `verify` role's: `components.verifier`, `roles.verify`,
    * `prompts.verify`, prices and cost limit). Absent: a `Verifier` on `backendFor('verify')`.

@@ -94,6 +94,7 @@ export async function runManagedMode(init: ModeRunInit): Promise<RunResult> {
       maxRunIterations: o.limits.maxRunIterations,
     },
     options: o.managed,
+    instructions: o.instructions,
     verifier: roles.verifier(),
     control,
     baseReport: {

@@ -23,6 +23,7 @@ import type { ExecutionDeps } from './execution.js';
 import { Manager } from './manager.js';
 import { MANAGED_DEFAULTS, type ResolvedManagedOptions } from '../shared/managed-options.js';
 import type { AuditorLike, ManagerLike } from '../../contracts/managed.js';
+import type { RoleInstructions } from '../../prompts/instructions.js';
 
 /** What the wiring needs from the run. */
 export interface WiringContext {
@@ -40,6 +41,8 @@ export interface WiringContext {
   limits: { maxIterations: number; timeoutMs: number; toolTimeoutMs: number };
   /** The final check's verifier; absent: a `Verifier` on the `verify` role's backend. */
   verifier?: VerifierLike | undefined;
+  /** The application's instructions for the manager, the auditor and the built-in executor. */
+  instructions: RoleInstructions;
 }
 
 /** The roles of one managed run. */
@@ -88,6 +91,7 @@ export function wireRoles(o: ResolvedManagedOptions, run: WiringContext): Manage
           maxOutputTokens: run.maxOutputTokens,
           limits: run.limits,
           now: run.now,
+          ...(run.instructions.execute ? { instructions: run.instructions.execute } : {}),
         })),
       memory: run.memory,
       emit: run.emit,
@@ -117,6 +121,7 @@ function builtInAuditor(o: ResolvedManagedOptions, run: WiringContext, tools: re
     maxOutputTokens: run.maxOutputTokens,
     now: run.now,
     ...(o.prompts.audit ? { prompt: o.prompts.audit } : {}),
+    ...(run.instructions.audit ? { instructions: run.instructions.audit } : {}),
     limits: {
       maxIterations: o.auditorIterations,
       timeoutMs: run.limits.timeoutMs,
@@ -127,7 +132,11 @@ function builtInAuditor(o: ResolvedManagedOptions, run: WiringContext, tools: re
 
 /** The built-in manager: its calls fitted into the window by the run's memory, with the `manage` role's settings. */
 function manager(o: ResolvedManagedOptions, run: WiringContext): Manager {
-  return new Manager({ ...singleShot(run, 'manage'), ...(o.prompts.manage ? { prompt: o.prompts.manage } : {}) });
+  return new Manager({
+    ...singleShot(run, 'manage'),
+    ...(o.prompts.manage ? { prompt: o.prompts.manage } : {}),
+    ...(run.instructions.manage ? { instructions: run.instructions.manage } : {}),
+  });
 }
 
 /** A `Verifier` on the `verify` role's backend, for a run whose host passes none. */

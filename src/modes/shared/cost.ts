@@ -11,6 +11,7 @@ import { runBackendView, type CallGate, type PlannedCall } from '../../llm/call-
 import { ROLE_NAMES, type ResolvedHarnessOptions } from './options.js';
 import { backendOfRole } from './role-backends.js';
 import type { RunControl } from './run-control.js';
+import { docsUrl } from '../../project-links.js';
 
 type CostOptions = Pick<ResolvedHarnessOptions, 'backend' | 'roles' | 'pricing' | 'limits'>;
 
@@ -83,7 +84,10 @@ export function checkCostOptions(o: CostOptions): void {
 }
 
 function invalid(problem: string): HarnessError {
-  return new HarnessError('invalid-options', `Invalid createHarness options: ${problem}. See docs/backends.md.`);
+  return new HarnessError(
+    'invalid-options',
+    `Invalid createHarness options: ${problem}. See ${docsUrl('backends.md')}.`,
+  );
 }
 
 /** What the gate of one run reads: the limit, how it is kept, the run's cost so far and its stop control. */

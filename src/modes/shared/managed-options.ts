@@ -8,6 +8,7 @@ import { describeIssues } from '../../util/did-you-mean.js';
 import type { AgentAdapter } from '../../contracts/agent-adapter.js';
 import type { AuditorLike, ManagerLike, OnAsk } from '../../contracts/managed.js';
 import type { Tool } from '../../tools/types.js';
+import { docsUrl } from '../../project-links.js';
 
 /** Every default of managed mode in one place. */
 export const MANAGED_DEFAULTS = {
@@ -121,6 +122,6 @@ export function parseManagedOptions(options: ManagedOptions | undefined): Resolv
   const problems = describeIssues(parsed.error.issues, { schema: ManagedOptionsSchema, prefix: 'managed' });
   throw new HarnessError(
     'invalid-options',
-    `Invalid managed options: ${problems.join('; ')}. maxRounds, executorIterations and auditorIterations are integers ≥ 1; see docs/managed.md.`,
+    `Invalid managed options: ${problems.join('; ')}. maxRounds, executorIterations and auditorIterations are integers ≥ 1; see ${docsUrl('managed.md')}.`,
   );
 }

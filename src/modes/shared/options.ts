@@ -20,6 +20,8 @@ import type { ExecutorLike } from '../../contracts/executor.js';
 import type { PlannerLike, RepairerLike, SynthesizerLike, VerifierLike } from '../../contracts/roles.js';
 import { isRunStore } from '../../durability/is-run-store.js';
 import type { RunStore } from '../../durability/types.js';
+import { docsUrl } from '../../project-links.js';
+import { INSTRUCTED_ROLES, type InstructedRole, type RoleInstructions } from '../../prompts/instructions.js';
 
 const isFn = (value: unknown): boolean => typeof value === 'function';
 const hasMethod = (name: string) => (value: unknown) =>
@@ -228,6 +230,29 @@ export const HarnessOptionsSchema = z.strictObject({
     })
     .prefault({}),
   /**
+   * The application's instructions: a string for every role, or per role. Each is appended, under a heading of its
+   * own, to the prompt of the role it names (the built-in one from `DEFAULT_PROMPTS`, or the `prompts` /
+   * `managed.prompts` override), never replacing it: `plan` and `verify` to their system prompts, `execute` to the
+   * built-in executor loop's system prompt (subtasks; managed mode's executor), `synthesize` and `repair` to their
+   * objectives, `manage` and `audit` to managed mode's manager and auditor (an external auditor's prompt too).
+   * Replaced `components` get none. @defaultValue none
+   */
+  instructions: z
+    .union([
+      z.string().trim().min(1),
+      z.strictObject(
+        Object.fromEntries(INSTRUCTED_ROLES.map((role) => [role, z.string().trim().min(1).optional()])) as Record<
+          InstructedRole,
+          z.ZodOptional<z.ZodString>
+        >,
+      ),
+    ])
+    .optional()
+    .transform(
+      (value): RoleInstructions =>
+        typeof value === 'string' ? Object.fromEntries(INSTRUCTED_ROLES.map((role) => [role, value])) : (value ?? {}),
+    ),
+  /**
    * Where each run saves its snapshots, for `harness.resume()` (see docs/durability.md): a {@link RunStore}, or
    * `false` for none (a crashed run then cannot be resumed). @defaultValue a file store in each run's workspace
    * (`.harness/run.json`)
@@ -310,6 +335,6 @@ export function parseHarnessOptions(options: HarnessOptions): ResolvedHarnessOpt
     : '';
   throw new HarnessError(
     'invalid-options',
-    `Invalid createHarness options: ${problems.join('; ')}.${limitsHint} See docs/pipeline.md.`,
+    `Invalid createHarness options: ${problems.join('; ')}.${limitsHint} See ${docsUrl('pipeline.md')}.`,
   );
 }

@@ -85,14 +85,23 @@ export class RoleWiring {
     };
     return (
       this.o.components.planner ??
-      new Planner({ ...this.singleShot('plan'), facts, ...optional('prompt', this.o.prompts.plan) })
+      new Planner({
+        ...this.singleShot('plan'),
+        facts,
+        ...optional('prompt', this.o.prompts.plan),
+        ...optional('instructions', this.o.instructions.plan),
+      })
     );
   }
 
   verifier(): VerifierLike {
     return (
       this.o.components.verifier ??
-      new Verifier({ ...this.singleShot('verify'), ...optional('prompt', this.o.prompts.verify) })
+      new Verifier({
+        ...this.singleShot('verify'),
+        ...optional('prompt', this.o.prompts.verify),
+        ...optional('instructions', this.o.instructions.verify),
+      })
     );
   }
 
@@ -111,14 +120,22 @@ export class RoleWiring {
   synthesizer(): SynthesizerLike {
     return (
       this.o.components.synthesizer ??
-      new Synthesizer({ executor: this.executorFor('synthesize'), ...optional('prompt', this.o.prompts.synthesize) })
+      new Synthesizer({
+        executor: this.executorFor('synthesize'),
+        ...optional('prompt', this.o.prompts.synthesize),
+        ...optional('instructions', this.o.instructions.synthesize),
+      })
     );
   }
 
   repairer(): RepairerLike {
     return (
       this.o.components.repairer ??
-      new Repairer({ executor: this.executorFor('repair'), ...optional('prompt', this.o.prompts.repair) })
+      new Repairer({
+        executor: this.executorFor('repair'),
+        ...optional('prompt', this.o.prompts.repair),
+        ...optional('instructions', this.o.instructions.repair),
+      })
     );
   }
 
@@ -148,6 +165,8 @@ export class RoleWiring {
         },
         now: this.run.now,
         ...optional('systemPrompt', this.o.prompts.execute),
+        // Synthesis and repair loops carry their role's instructions in their objectives, not the executor's.
+        ...optional('instructions', purpose === 'execute' ? this.o.instructions.execute : undefined),
       });
       this.executors.set(purpose, executor);
     }

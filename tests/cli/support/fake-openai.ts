@@ -18,7 +18,8 @@ export interface FakeOpenAI {
   close(): Promise<void>;
 }
 
-export async function startFakeOpenAI(answer: (body: Json) => FakeAnswer): Promise<FakeOpenAI> {
+/** `answer` may resolve later, for a test that holds the reply until something else has happened. */
+export async function startFakeOpenAI(answer: (body: Json) => FakeAnswer | Promise<FakeAnswer>): Promise<FakeOpenAI> {
   const requests: Json[] = [];
   let arrived!: () => void;
   const firstRequest = new Promise<void>((resolve) => (arrived = resolve));
@@ -26,11 +27,11 @@ export async function startFakeOpenAI(answer: (body: Json) => FakeAnswer): Promi
     let raw = '';
     req.setEncoding('utf8');
     req.on('data', (chunk: string) => (raw += chunk));
-    req.on('end', () => {
+    req.on('end', async () => {
       const body = JSON.parse(raw) as Json;
       requests.push(body);
       arrived();
-      const reply = answer(body);
+      const reply = await answer(body);
       if (reply === 'stall') return;
       const response = 'finish' in reply ? openAIWire.reply(reply, body.stream === true) : reply;
       res.writeHead(response.status ?? 200, response.headers ?? { 'content-type': 'application/json' });
