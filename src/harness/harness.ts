@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { assertRunId } from '../durability/run-id.js';
 import { SnapshotSeal } from '../durability/snapshot-seal.js';
-import type { OptionsFingerprint, ResumeOptions, RunSnapshot, RunStore } from '../durability/types.js';
+import type { OptionsFingerprint, RunSnapshot, RunStore } from '../durability/types.js';
 import { HarnessEvents } from '../event-bus.js';
 import type { HarnessEvent, HarnessEventType, HarnessListener } from '../events.js';
 import type { RunResult } from '../contracts/work.js';
@@ -13,7 +13,16 @@ import { parseMemoryOptions } from '../memory/options.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { SecretRedactor } from '../util/secrets.js';
 import { loadSnapshot, resumeSource, runDurability, storeOfRun, type SnapshotCheck } from './durable-run.js';
-import { normalizeInput, normalizeResumeOptions, type RunInput } from './input.js';
+import {
+  normalizeInput,
+  normalizeResumeOptions,
+  type HarnessResumeOptions,
+  type NormalizedResumeOptions,
+  type RunInput,
+  type RunRequest,
+} from './input.js';
+import type { OutputRequest } from '../schema/schema-adapter.js';
+import type { StandardSchemaV1 } from '../schema/standard-schema.js';
 import { optionsFingerprint } from './options-fingerprint.js';
 import { parseHarnessOptions, type HarnessOptions, type ResolvedHarnessOptions } from '../modes/shared/options.js';
 import { runManagedMode } from '../modes/managed/run-managed-mode.js';
@@ -22,14 +31,20 @@ import { startRunStream, type RunStream } from './run-stream.js';
 import { RunTracker } from './run-tracker.js';
 import { RunWorkspaces, type CloseResult, type WorkspaceLease } from './workspace-lifecycle.js';
 
-export type { RunInput } from './input.js';
+export type { HarnessResumeOptions, RunInput, RunRequest } from './input.js';
+
+/** The result of a run given `output: S`: `output` typed from the schema. */
+export type TypedRunResult<S extends StandardSchemaV1 | undefined> = S extends StandardSchemaV1
+  ? RunResult<StandardSchemaV1.InferOutput<S>>
+  : RunResult;
 
 /**
  * A configured pipeline. Each `run` gets its own workspace, memory, executors and event log; the harness keeps
  * only its options, its listeners, its runs in flight and the temporary workspaces it made, so two harnesses never
  * share anything. A long-lived host calls {@link Harness.close} when done, which removes temporary workspaces.
+ * `Context` is the type of the app's run context (`run({ task, context })`, `ToolContext.context`).
  */
-export class Harness {
+export class Harness<Context = unknown> {
   private readonly options: ResolvedHarnessOptions;
   private readonly registry: ToolRegistry;
   private readonly events: HarnessEvents;
@@ -86,10 +101,10 @@ export class Harness {
    * in order, ending with `run-finish` (its `result` is the run's result; `stream.result` resolves with it too).
    * Leaving the loop early aborts the run. See docs/events.md.
    */
-  stream(input: RunInput): RunStream {
+  stream(input: RunInput<Context>): RunStream {
     return startRunStream(input, {
       events: this.events,
-      run: (runInput) => this.run(runInput),
+      run: (runInput) => this.run(runInput as RunInput<Context>),
       generateId: this.generateId,
     });
   }
@@ -104,13 +119,15 @@ export class Harness {
    * gets `workspace-closed`). `result.workspace` is the directory holding the files; a temporary one stays there
    * until {@link Harness.close}.
    */
-  run(input: RunInput): Promise<RunResult> {
+  run<S extends StandardSchemaV1 | undefined = undefined>(
+    input: string | RunRequest<Context, S>,
+  ): Promise<TypedRunResult<S>> {
     try {
       this.runs.assertOpen();
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.runs.track(this.startRun(input));
+    return this.runs.track(this.startRun(input)) as Promise<TypedRunResult<S>>;
   }
 
   /**
@@ -127,15 +144,18 @@ export class Harness {
    * `harness-closed` after {@link Harness.close}; `invalid-input` too for options that are not
    * `{ workspace?, signal?, store? }` (a workspace that is not a non-empty string, say).
    */
-  resume(runId: string, options?: ResumeOptions): Promise<RunResult> {
-    let checked: ResumeOptions;
+  resume<S extends StandardSchemaV1 | undefined = undefined>(
+    runId: string,
+    options?: HarnessResumeOptions<Context, S>,
+  ): Promise<TypedRunResult<S>> {
+    let checked: NormalizedResumeOptions;
     try {
       this.runs.assertOpen();
       checked = normalizeResumeOptions(options);
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.runs.track(this.resumeRun(runId, checked));
+    return this.runs.track(this.resumeRun(runId, checked)) as Promise<TypedRunResult<S>>;
   }
 
   /**
@@ -149,7 +169,7 @@ export class Harness {
     return this.runs.close(() => this.workspaces.cleanup());
   }
 
-  private async startRun(input: RunInput): Promise<RunResult> {
+  private async startRun(input: RunInput<unknown, StandardSchemaV1 | undefined>): Promise<RunResult> {
     const normalized = normalizeInput(input);
     const runId = normalized.runId ?? this.generateId();
     assertRunId(runId, normalized.runId === undefined ? 'the harness by its generateId option' : 'harness.run()');
@@ -174,7 +194,7 @@ export class Harness {
     return this.execute(runId, lease, { ...normalized, attachments, store: sealed, warnings });
   }
 
-  private async resumeRun(runId: string, options: ResumeOptions): Promise<RunResult> {
+  private async resumeRun(runId: string, options: NormalizedResumeOptions): Promise<RunResult> {
     assertRunId(runId, 'harness.resume()');
     const workspace = options.workspace ?? this.workspaces.namedRoot();
     const source = resumeSource(runId, options.store, this.options.store, workspace);
@@ -207,7 +227,13 @@ export class Harness {
       await lease.end(undefined);
       return snapshot.result as RunResult;
     }
-    const input = { task: snapshot.input.task, attachments: snapshot.input.attachments, signal: options.signal };
+    const input = {
+      task: snapshot.input.task,
+      attachments: snapshot.input.attachments,
+      signal: options.signal,
+      context: options.context,
+      output: options.output,
+    };
     return this.execute(runId, lease, { ...input, store: { store: source.store, seal }, warnings: [] }, snapshot);
   }
 
@@ -221,6 +247,8 @@ export class Harness {
       signal: AbortSignal | undefined;
       store: { store: RunStore; seal: SnapshotSeal } | undefined;
       warnings: string[];
+      context: unknown;
+      output: OutputRequest | undefined;
     },
     resume?: RunSnapshot,
   ): Promise<RunResult> {
@@ -252,6 +280,8 @@ export class Harness {
         workspace: lease.workspace,
         endWorkspace: lease.end,
         warnings: input.warnings,
+        context: input.context,
+        output: input.output,
         ...durability,
         resume,
       };
@@ -275,6 +305,6 @@ export class Harness {
  * console.log(result.status, result.deliverable.files, result.report);
  * ```
  */
-export function createHarness(options: HarnessOptions): Harness {
-  return new Harness(options);
+export function createHarness<Context = unknown>(options: HarnessOptions): Harness<Context> {
+  return new Harness<Context>(options);
 }

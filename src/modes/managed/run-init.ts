@@ -85,6 +85,8 @@ export interface ManagedRunInit<Tally = unknown> {
    * `managed.executorTools` / `managed.auditorTools` say otherwise.
    */
   registry: ToolRegistry;
+  /** The app's run context (`run({ context })`), handed to every tool call as `ToolContext.context`; never saved. */
+  context?: unknown;
   /**
    * `maxIterations` bounds each executor loop and each audit (with `managed.executorIterations` /
    * `auditorIterations`), not the run; `timeoutMs` is the run's deadline.

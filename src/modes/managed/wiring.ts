@@ -37,6 +37,8 @@ export interface WiringContext {
   maxOutputTokens: number;
   memory: ExecutionMemory;
   registry: ToolRegistry;
+  /** The app's run context (`run({ context })`), handed to every tool call as `ToolContext.context`; never saved. */
+  context?: unknown;
   limits: { maxIterations: number; timeoutMs: number; toolTimeoutMs: number };
   /** The final check's verifier; absent: a `Verifier` on the `verify` role's backend. */
   verifier?: VerifierLike | undefined;
@@ -88,6 +90,7 @@ export function wireRoles(o: ResolvedManagedOptions, run: WiringContext): Manage
           maxOutputTokens: run.maxOutputTokens,
           limits: run.limits,
           now: run.now,
+          context: run.context,
         })),
       memory: run.memory,
       emit: run.emit,
@@ -116,6 +119,7 @@ function builtInAuditor(o: ResolvedManagedOptions, run: WiringContext, tools: re
     samplingFor: run.samplingFor,
     maxOutputTokens: run.maxOutputTokens,
     now: run.now,
+    context: run.context,
     ...(o.prompts.audit ? { prompt: o.prompts.audit } : {}),
     limits: {
       maxIterations: o.auditorIterations,
