@@ -89,6 +89,7 @@ export async function runManagedMode(init: ModeRunInit): Promise<RunResult> {
     memory,
     registry: init.registry,
     context: init.context,
+    ...(init.output ? { output: { request: init.output, call: roles.typedOutputCall() } } : {}),
     limits: {
       maxIterations: o.limits.maxIterations,
       timeoutMs: o.limits.timeoutMs,
