@@ -5,6 +5,9 @@
 import path from 'node:path';
 import { assertRunId } from '../durability/run-id.js';
 import { SnapshotSeal } from '../durability/snapshot-seal.js';
+import { HarnessError } from '../errors.js';
+import { continuationTask, type ContinuedRun } from '../handoff/continuation.js';
+import { DataMark } from '../prompts/datamark.js';
 import type { OptionsFingerprint, RunSnapshot, RunStore } from '../durability/types.js';
 import { HarnessEvents } from '../event-bus.js';
 import type { HarnessEvent, HarnessEventType, HarnessListener } from '../events.js';
@@ -173,7 +176,10 @@ export class Harness<Context = unknown> {
     const normalized = normalizeInput(input);
     const runId = normalized.runId ?? this.generateId();
     assertRunId(runId, normalized.runId === undefined ? 'the harness by its generateId option' : 'harness.run()');
-    const lease = await this.workspaces.open(runId);
+    const continuation = normalized.continueFrom ? await this.continuedRun(normalized.continueFrom) : undefined;
+    const lease = continuation
+      ? await this.workspaces.reopen(continuation.workspace, runId)
+      : await this.workspaces.open(runId);
     let sealed: { store: RunStore; seal: SnapshotSeal } | undefined;
     const warnings: string[] = [];
     try {
@@ -191,7 +197,56 @@ export class Harness<Context = unknown> {
     }
     // Host paths as absolute ones: a resume in another working directory copies the same files.
     const attachments = normalized.attachments.map((file) => path.resolve(file));
-    return this.execute(runId, lease, { ...normalized, attachments, store: sealed, warnings });
+    return this.execute(runId, lease, { ...normalized, attachments, store: sealed, warnings, continuation });
+  }
+
+  /**
+   * The finished run a new one continues: its result as given, or loaded from its snapshot by run id (with its
+   * request). Refuses one that has not finished and one of another workspace than this harness's.
+   */
+  private async continuedRun(from: {
+    runId: string;
+    result?: RunResult;
+  }): Promise<ContinuedRun & { workspace: string }> {
+    const named = this.workspaces.namedRoot();
+    let previous: ContinuedRun & { workspace: string };
+    if (from.result) {
+      previous = { ...from.result, workspace: from.result.workspace };
+    } else {
+      assertRunId(from.runId, 'continueFrom');
+      const source = resumeSource(from.runId, undefined, this.options.store, named);
+      const seal = await SnapshotSeal.forRun({
+        runId: from.runId,
+        option: this.options.snapshotKey,
+        store: source.store,
+      });
+      const check: SnapshotCheck = {
+        seal,
+        target: { runId: from.runId, mode: this.options.mode, fingerprint: this.fingerprint },
+        registry: this.registry,
+      };
+      const loading = this.runs.signalFor(undefined);
+      let snapshot: RunSnapshot;
+      try {
+        snapshot = await loadSnapshot(from.runId, source, check, {
+          timeoutMs: this.options.storeTimeoutMs,
+          signal: loading.signal,
+        });
+      } finally {
+        loading.dispose();
+      }
+      if (snapshot.status !== 'finished' || !snapshot.result) throw notFinished(from.runId, 'running');
+      previous = { ...(snapshot.result as RunResult), task: snapshot.input.task, workspace: snapshot.workspace };
+    }
+    if (previous.status === 'aborted') throw notFinished(from.runId, 'aborted');
+    if (named !== undefined && path.resolve(named) !== path.resolve(previous.workspace)) {
+      throw new HarnessError(
+        'invalid-input',
+        `continueFrom: run "${from.runId}" worked in "${previous.workspace}", not in this harness's workspace ` +
+          `"${path.resolve(named)}". Continue it with a harness on its workspace.`,
+      );
+    }
+    return previous;
   }
 
   private async resumeRun(runId: string, options: NormalizedResumeOptions): Promise<RunResult> {
@@ -249,22 +304,27 @@ export class Harness<Context = unknown> {
       warnings: string[];
       context: unknown;
       output: OutputRequest | undefined;
+      /** The finished run a new run continues: its state is put after the task, marked with the run's data mark. */
+      continuation?: ContinuedRun | undefined;
     },
     resume?: RunSnapshot,
   ): Promise<RunResult> {
     const stop = this.runs.signalFor(input.signal);
     let result: RunResult | undefined;
+    const mark = input.continuation ? DataMark.random() : undefined;
+    const task = input.continuation && mark ? continuationTask(input.task, input.continuation, mark) : input.task;
     try {
       const durability = runDurability({
         store: input.store,
         runId,
         mode: this.options.mode,
         fingerprint: this.fingerprint,
-        input: { task: input.task, attachments: input.attachments },
+        input: { task, attachments: input.attachments },
         workspace: lease.workspace.root,
         bus: this.events,
         now: this.now,
         resume,
+        dataMark: mark,
         storeTimeoutMs: this.options.storeTimeoutMs,
         signal: stop.signal,
       });
@@ -274,7 +334,7 @@ export class Harness<Context = unknown> {
         bus: this.events,
         now: this.now,
         runId,
-        task: input.task,
+        task,
         attachments: input.attachments,
         signal: stop.signal,
         workspace: lease.workspace,
@@ -307,4 +367,12 @@ export class Harness<Context = unknown> {
  */
 export function createHarness<Context = unknown>(options: HarnessOptions): Harness<Context> {
   return new Harness<Context>(options);
+}
+
+function notFinished(runId: string, state: 'running' | 'aborted'): HarnessError {
+  return new HarnessError(
+    'invalid-input',
+    `continueFrom: run "${runId}" has not finished (it was ${state === 'aborted' ? 'aborted' : 'stopped while running'}): ` +
+      'resume it with harness.resume() first, then continue from its result.',
+  );
 }

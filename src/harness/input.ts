@@ -55,8 +55,8 @@ export interface NormalizedInput {
   store: RunStore | undefined;
   context: unknown;
   output: OutputRequest | undefined;
-  /** The run id of the run to continue from. */
-  continueFrom: string | undefined;
+  /** The run to continue from: its id, and its result when that was given. */
+  continueFrom: { runId: string; result?: RunResult } | undefined;
 }
 
 /** Validates run input; a bad field throws `invalid-input` saying what is expected. @internal */
@@ -90,7 +90,7 @@ export function normalizeInput(input: RunInput<unknown, StandardSchemaV1 | undef
   }
   const output =
     'output' in object ? outputRequest(object.output, object.outputJsonSchema, 'harness.run()') : undefined;
-  const continueFrom = 'continueFrom' in object ? continuedRunId(object.continueFrom) : undefined;
+  const continueFrom = 'continueFrom' in object ? continuedRun(object.continueFrom) : undefined;
   const context = 'context' in object ? object.context : undefined;
   return { task: object.task, attachments, signal, runId, store, context, output, continueFrom };
 }
@@ -114,11 +114,21 @@ function outputRequest(schema: unknown, explicit: unknown, where: string): Outpu
   return { schema, jsonSchema: converted.schema };
 }
 
-function continuedRunId(value: unknown): string | undefined {
+function continuedRun(value: unknown): NormalizedInput['continueFrom'] {
   if (value === undefined) return undefined;
-  if (typeof value === 'string' && value) return value;
-  const runId = (value as { runId?: unknown } | null)?.runId;
-  if (typeof value === 'object' && typeof runId === 'string' && runId) return runId;
+  if (typeof value === 'string' && value) return { runId: value };
+  const result = value as Partial<RunResult> | null;
+  if (
+    typeof value === 'object' &&
+    typeof result?.runId === 'string' &&
+    result.runId &&
+    typeof result.status === 'string' &&
+    typeof result.workspace === 'string' &&
+    typeof result.deliverable?.answer === 'string' &&
+    Array.isArray(result.verdicts)
+  ) {
+    return { runId: result.runId, result: result as RunResult };
+  }
   throw new HarnessError(
     'invalid-input',
     'continueFrom must be the result of an earlier run of this harness, or its run id (a non-empty string).',
