@@ -49,7 +49,7 @@ const OptionsSchema = z.object({
     .custom<(role: Purpose) => Sampling | undefined>((value) => typeof value === 'function', 'must be a function')
     .optional(),
   maxOutputTokens: z.number().int().positive().optional(),
-  context: z.unknown(),
+  context: z.unknown().optional(),
 });
 
 /** Options of {@link Executor}. */

@@ -121,6 +121,11 @@ export class Harness<Context = unknown> {
    * is refused until the first ends. When the run ends its workspace accepts no more writes (a tool still running
    * gets `workspace-closed`). `result.workspace` is the directory holding the files; a temporary one stays there
    * until {@link Harness.close}.
+   *
+   * With `context`, every tool call gets it as `ToolContext.context`; with `output`, the result carries the answer as
+   * a value of that schema (`result.output`, typed from it); with `continueFrom`, the run starts from a finished
+   * run's deliverable, verdict and files in its workspace (see docs/apps.md). `continueFrom` rejects with
+   * `invalid-input` for a run that has not finished or worked in another workspace, `run-not-found` for an unknown one.
    */
   run<S extends StandardSchemaV1 | undefined = undefined>(
     input: string | RunRequest<Context, S>,

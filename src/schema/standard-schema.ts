@@ -18,7 +18,7 @@ export declare namespace StandardSchemaV1 {
     /** Validates an unknown value, synchronously or not. */
     readonly validate: (value: unknown, options?: Options | undefined) => Result<Output> | Promise<Result<Output>>;
     readonly types?: Types<Input, Output> | undefined;
-    /** Present on libraries that also implement Standard JSON Schema (zod 4.2+, ArkType). */
+    /** Present on libraries that also implement Standard JSON Schema (zod 4.2+ among them). */
     readonly jsonSchema?: JsonSchemaConverter | undefined;
   }
   interface Options {
