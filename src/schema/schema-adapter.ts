@@ -3,7 +3,6 @@
  * zod stays the harness's own schema library; an app's schemas may come from any library that implements the spec.
  * @module
  */
-import { createRequire } from 'node:module';
 import { z } from 'zod';
 import type { StandardSchemaV1 } from './standard-schema.js';
 
@@ -112,10 +111,14 @@ function withoutDialect(schema: JsonSchema): JsonSchema {
   return schema;
 }
 
-const requireOptional = createRequire(import.meta.url);
+let requireOptional: NodeJS.Require | undefined;
 
-/** An optional peer, loaded on first use; undefined when the app did not install it. */
+/**
+ * An optional peer, loaded on first use; undefined when the app did not install it. `node:module` itself is loaded
+ * only then: importing the library loads no builtin it does not need at once.
+ */
 function optionalModule<T>(name: string): T | undefined {
+  requireOptional ??= process.getBuiltinModule('node:module').createRequire(import.meta.url);
   try {
     return requireOptional(name) as T;
   } catch (error) {
