@@ -107,10 +107,8 @@ function outputRequest(schema: unknown, explicit: unknown, where: string): Outpu
   if (explicit !== undefined && (typeof explicit !== 'object' || explicit === null || Array.isArray(explicit))) {
     throw new HarnessError('invalid-input', `${where}: outputJsonSchema must be a JSON Schema object.`);
   }
-  const converted = toJsonSchema(schema, 'output', explicit as JsonSchema | undefined);
-  if (!converted.ok) {
-    throw new HarnessError('invalid-input', `${where}: output: ${converted.reason} ("outputJsonSchema").`);
-  }
+  const converted = toJsonSchema(schema, 'output', explicit as JsonSchema | undefined, 'outputJsonSchema');
+  if (!converted.ok) throw new HarnessError('invalid-input', `${where}: output: ${converted.reason}.`);
   return { schema, jsonSchema: converted.schema };
 }
 
@@ -156,8 +154,8 @@ const RESUME_KEYS = ['workspace', 'signal', 'store', 'context', 'output', 'outpu
 
 /**
  * Validates the options of `harness.resume()`: absent (or `null`) means none, anything else must be an object with
- * only `workspace` (a non-empty directory path), `signal`, `store`, `context`, `output` and `outputJsonSchema`. A bad one throws `invalid-input` saying what
- * is expected. @internal
+ * only `workspace` (a non-empty directory path), `signal`, `store`, `context`, `output` and `outputJsonSchema`. A bad
+ * one throws `invalid-input` saying what is expected. @internal
  */
 export function normalizeResumeOptions(options: unknown): NormalizedResumeOptions {
   if (options === undefined || options === null) return { context: undefined, output: undefined };

@@ -48,17 +48,25 @@ export type SchemaSide = 'input' | 'output';
  * library's Standard JSON Schema converter (`~standard.jsonSchema`); for Valibot `@valibot/to-json-schema` and for
  * zod 3 `zod-to-json-schema`, when the app installed them (loaded on first use). The `$schema` key is dropped.
  */
-export function toJsonSchema(schema: StandardSchemaV1, side: SchemaSide, explicit?: JsonSchema): JsonSchemaOutcome {
+export function toJsonSchema(
+  schema: StandardSchemaV1,
+  side: SchemaSide,
+  explicit?: JsonSchema,
+  /** The option that takes the JSON Schema, as the fix names it. */
+  option = 'jsonSchema',
+): JsonSchemaOutcome {
   if (explicit !== undefined) return { ok: true, schema: withoutDialect(structuredClone(explicit)) };
   try {
     const converted = convert(schema, side);
-    return converted ? { ok: true, schema: withoutDialect(converted) } : { ok: false, reason: noConverter(schema) };
+    return converted
+      ? { ok: true, schema: withoutDialect(converted) }
+      : { ok: false, reason: noConverter(schema, option) };
   } catch (error) {
     return {
       ok: false,
       reason:
         `the ${vendorOf(schema)} schema cannot be expressed as JSON Schema ` +
-        `(${error instanceof Error ? error.message : String(error)}); pass the JSON Schema as "jsonSchema" beside it`,
+        `(${error instanceof Error ? error.message : String(error)}); pass the JSON Schema as "${option}" beside it`,
     };
   }
 }
@@ -87,7 +95,7 @@ function convert(schema: StandardSchemaV1, side: SchemaSide): JsonSchema | undef
   return undefined;
 }
 
-function noConverter(schema: StandardSchemaV1): string {
+function noConverter(schema: StandardSchemaV1, option: string): string {
   const vendor = vendorOf(schema);
   const install =
     vendor === 'valibot'
@@ -96,7 +104,7 @@ function noConverter(schema: StandardSchemaV1): string {
         ? ' (zod 3 has no converter of its own), or install zod-to-json-schema'
         : '';
   return (
-    `the harness cannot convert a ${vendor} schema to JSON Schema; pass the JSON Schema as "jsonSchema" beside ` +
+    `the harness cannot convert a ${vendor} schema to JSON Schema; pass the JSON Schema as "${option}" beside ` +
     `it${install}`
   );
 }
