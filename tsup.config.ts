@@ -14,7 +14,8 @@ const cli: Options = {
 
 export default defineConfig([
   {
-    // The subpaths with optional peers (mcp, otel, bullmq) load them with import() on first use, never statically.
+    // The subpaths with optional peers (mcp, otel, bullmq) load them with import() on first use, never statically;
+    // ai-sdk imports only the types of its peer, so nothing of it is in the built code.
     entry: {
       index: 'src/index.ts',
       'testing/index': 'src/testing/index.ts',
@@ -22,6 +23,7 @@ export default defineConfig([
       'otel/index': 'src/otel/index.ts',
       'bullmq/index': 'src/bullmq/index.ts',
       'benchmark/index': 'src/benchmark/index.ts',
+      'ai-sdk/index': 'src/ai-sdk/index.ts',
     },
     format: ['esm', 'cjs'],
     dts: true,

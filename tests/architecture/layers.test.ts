@@ -17,7 +17,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['modes/shared'],
   ['planner', 'executor', 'synthesizer', 'verifier', 'repairer'],
   ['handoff', 'llm', 'memory', 'tools', 'mcp', 'json', 'prompts', 'durability', 'testing'],
-  ['workspace', 'backend', 'util'],
+  ['workspace', 'backend', 'ai-sdk', 'util'],
   // Shapes and primitives every layer names: the backend's messages, the workspace, the snapshot, the data boundary,
   // the Standard Schema adapter.
   [

@@ -20,8 +20,6 @@ interface Provider {
   name: string;
   wire: WireFormat;
   backend(baseURL: string, stream: boolean): LlmBackend;
-  /** The id the request gives the tool result that answers `callId`, and the result's text. */
-  toolResult(body: Record<string, unknown>, callId: string): string | undefined;
   /** The assistant turn's tool-call ids, as sent back to the provider. */
   echoedCallIds(body: Record<string, unknown>): string[];
 }
@@ -35,10 +33,6 @@ const providers: Provider[] = [
     wire: openAIWire,
     backend: (baseURL, stream) =>
       openAICompatible({ baseURL: `${baseURL}/v1`, apiKey: 'sk-test', model: 'gpt-test', stream }),
-    toolResult: (body, callId) => {
-      const message = messagesOf(body).find((m) => m.role === 'tool' && m.tool_call_id === callId);
-      return message === undefined ? undefined : String(message.content);
-    },
     echoedCallIds: (body) =>
       messagesOf(body).flatMap((m) =>
         m.role === 'assistant' ? ((m.tool_calls ?? []) as Json[]).map((c) => String(c.id)) : [],
@@ -48,14 +42,6 @@ const providers: Provider[] = [
     name: 'anthropic',
     wire: anthropicWire,
     backend: (baseURL, stream) => anthropic({ baseURL, apiKey: 'sk-ant-test', model: 'claude-test', stream }),
-    toolResult: (body, callId) => {
-      for (const message of messagesOf(body)) {
-        if (message.role !== 'user' || !Array.isArray(message.content)) continue;
-        const block = (message.content as Json[]).find((b) => b.type === 'tool_result' && b.tool_use_id === callId);
-        if (block) return JSON.stringify(block.content);
-      }
-      return undefined;
-    },
     echoedCallIds: (body) =>
       messagesOf(body).flatMap((m) =>
         m.role === 'assistant' && Array.isArray(m.content)
@@ -122,7 +108,7 @@ describe('a whole run over HTTP through the shipped adapters', () => {
       expect(JSON.stringify(first!.tools)).toContain('write_to_file');
       // The second call sends the model's own tool call back, answered by a tool result with the same id.
       expect(provider.echoedCallIds(second!)).toEqual(['call_write']);
-      expect(provider.toolResult(second!, 'call_write')).toContain('hello.md');
+      expect(wire.toolResultText(second!, 'call_write')).toContain('hello.md');
       // The verifier is shown the file by content.
       expect(JSON.stringify(verify)).toContain('# Hello from the wire');
       expect(result.report.byPurpose).toMatchObject({

@@ -33,6 +33,7 @@ const HEAVY = [
   '@opentelemetry/api',
   'bullmq',
   'ioredis',
+  '@ai-sdk/provider',
 ];
 /**
  * The Node builtins the core loads on first use, through `process.getBuiltinModule` rather than a static import:

@@ -22,7 +22,12 @@ export interface WireFormat {
   contextLengthError(): ScriptedResponse;
   authError(): ScriptedResponse;
   rateLimited(retryAfter: string): ScriptedResponse;
+  /** The text of the tool result a sent request body gives the call `callId` (JSON text for structured content). */
+  toolResultText(body: Record<string, unknown>, callId: string): string | undefined;
 }
+
+type Json = Record<string, unknown>;
+const messagesOf = (body: Json) => (body.messages ?? []) as Json[];
 
 const FINISH_OPENAI = { stop: 'stop', 'tool-calls': 'tool_calls', length: 'length' } as const;
 const FINISH_ANTHROPIC = { stop: 'end_turn', 'tool-calls': 'tool_use', length: 'max_tokens' } as const;
@@ -121,6 +126,10 @@ export const openAIWire: WireFormat = {
       { error: { message: 'Rate limit reached', type: 'requests', code: 'rate_limit_exceeded' } },
       { 'retry-after': retryAfter },
     ),
+  toolResultText: (body, callId) => {
+    const message = messagesOf(body).find((m) => m.role === 'tool' && m.tool_call_id === callId);
+    return message === undefined ? undefined : String(message.content);
+  },
 };
 
 export const anthropicWire: WireFormat = {
@@ -236,4 +245,12 @@ export const anthropicWire: WireFormat = {
       },
       { 'retry-after': retryAfter },
     ),
+  toolResultText: (body, callId) => {
+    for (const message of messagesOf(body)) {
+      if (message.role !== 'user' || !Array.isArray(message.content)) continue;
+      const block = (message.content as Json[]).find((b) => b.type === 'tool_result' && b.tool_use_id === callId);
+      if (block) return JSON.stringify(block.content);
+    }
+    return undefined;
+  },
 };
