@@ -108,6 +108,8 @@ export { RetryOptionsSchema } from './backend/options.js';
 
 // --- tools and executor (src/tools, src/executor) ---
 export { defineTool, type ToolDefinition } from './tools/define-tool.js';
+export { isStandardSchema, type JsonSchema } from './schema/schema-adapter.js';
+export type { StandardSchemaV1 } from './schema/standard-schema.js';
 export { ToolRegistry, RESERVED_TOOL_NAMES, type InvokeOptions, type ToolRegistryOptions } from './tools/registry.js';
 export { Executor, type ExecutorOptions } from './executor/executor.js';
 export type { Durability, ExecutorLike, ExecutorResult, ExecutorRunInput } from './contracts/executor.js';
@@ -227,8 +229,11 @@ export {
   HarnessOptionsSchema,
   type HarnessOptions,
   type RoleName,
+  type HarnessResumeOptions,
   type RunInput,
+  type RunRequest,
   type RunStream,
+  type TypedRunResult,
   type SamplingOption,
   type CloseResult,
   type WorkspaceOption,

@@ -31,7 +31,9 @@ export type RunWarningCode =
   /** Two subtasks that ran at the same time wrote the same workspace file; the later write is what the file holds. */
   | 'write-conflict'
   /** A provider reported under half the input tokens counted for a request; the report was ignored for calibration. */
-  | 'usage-under-reported';
+  | 'usage-under-reported'
+  /** The typed result of `run({ output })` failed its schema after one re-ask; the result has no `output`. */
+  | 'output-invalid';
 
 /** One planned subtask (the planner's JSON plus a stable id). */
 export interface PlannedSubtask {
@@ -226,8 +228,11 @@ export interface ResumeCounts {
   interruptedToolCalls: number;
 }
 
-/** The outcome of `harness.run()`. */
-export interface RunResult {
+/**
+ * The outcome of `harness.run()`. `Output` is the type of {@link RunResult.output}, inferred from the `output`
+ * schema given to `run()`.
+ */
+export interface RunResult<Output = unknown> {
   runId: string;
   /**
    * `succeeded`: the run ended and, with verification on, its last verdict passed. `unverified`: the run ended with a
@@ -247,6 +252,14 @@ export interface RunResult {
   error?: { code: string; message: string };
   /** Managed mode only: the audited task state as the run left it (also saved as `.harness/task-state.json`). */
   taskState?: TaskState;
+  /**
+   * The answer as a value validated against the `output` schema given to `run()`; absent when none was asked for,
+   * and when the model's value still failed the schema after one re-ask (a `run-warning` with code `output-invalid`
+   * says why, and `outputError` holds the schema's complaints). Never a value that did not pass the schema.
+   */
+  output?: Output;
+  /** Why a requested {@link RunResult.output} is absent: the last validation error, or why it was not asked for. */
+  outputError?: string;
 }
 
 export type { Usage };

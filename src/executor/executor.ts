@@ -50,6 +50,7 @@ const OptionsSchema = z.object({
     .custom<(role: Purpose) => Sampling | undefined>((value) => typeof value === 'function', 'must be a function')
     .optional(),
   maxOutputTokens: z.number().int().positive().optional(),
+  context: z.unknown().optional(),
 });
 
 /** Options of {@link Executor}. */
@@ -79,6 +80,8 @@ export interface ExecutorOptions {
    * @defaultValue DEFAULTS.maxOutputTokens (8 192)
    */
   maxOutputTokens?: number;
+  /** The run's app context, handed to every tool call as `ToolContext.context` (never sent to a model). */
+  context?: unknown;
 }
 
 const RunInputSchema = z.object({
@@ -125,6 +128,7 @@ export class Executor {
       now: data.now ?? Date.now,
       samplingFor: data.samplingFor ?? (() => undefined),
       maxOutputTokens: data.maxOutputTokens ?? DEFAULTS.maxOutputTokens,
+      context: data.context,
     };
   }
 

@@ -30,6 +30,8 @@ export interface LoopSettings {
   samplingFor: (role: Purpose) => Sampling | undefined;
   /** Output tokens reserved for (and sent with) every call, at most a quarter of the called backend's window. */
   maxOutputTokens: number;
+  /** The run's app context for the tools (`ToolContext.context`). */
+  context: unknown;
 }
 
 /** The loop limits after defaults. */

@@ -96,6 +96,7 @@ export class Loop {
     const cleanups = this.cleanups;
     const toolContext: ToolContext = {
       runId,
+      context: settings.context,
       purpose,
       scope,
       // The harness keeps its own state (snapshots, saved outputs) under `.harness/`: tools may read it, never write.

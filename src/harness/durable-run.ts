@@ -40,6 +40,8 @@ export interface RunDurabilityInit {
   now: () => number;
   /** The snapshot a resumed run goes on from. */
   resume?: RunSnapshot | undefined;
+  /** The data mark of a new run whose input was already marked with it (a continuing run's); absent: a fresh one. */
+  dataMark?: DataMark | undefined;
   /** The `storeTimeoutMs` option: how long one save may take. */
   storeTimeoutMs: number;
   /** The run's signal (its caller's abort, `harness.close()`): a save in flight when it aborts is given up on. */
@@ -49,7 +51,7 @@ export interface RunDurabilityInit {
 /** The numbering, data mark and checkpointer of one run (a resumed run's go on from its snapshot). @internal */
 export function runDurability(init: RunDurabilityInit): RunDurability {
   const numbering: RunEventNumbering = init.resume ? { lastSeq: init.resume.seq, resumed: true } : { lastSeq: 0 };
-  const dataMark = init.resume ? new DataMark(init.resume.dataMark) : DataMark.random();
+  const dataMark = init.resume ? new DataMark(init.resume.dataMark) : (init.dataMark ?? DataMark.random());
   if (!init.store) return { numbering, dataMark, checkpointer: undefined };
   // Only for the warning about a finished snapshot that could not be saved, when the run's report is already made.
   const warn = runEventSender(init.bus, init.now, () => undefined, numbering);

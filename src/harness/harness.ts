@@ -5,7 +5,10 @@
 import path from 'node:path';
 import { assertRunId } from '../durability/run-id.js';
 import { SnapshotSeal } from '../durability/snapshot-seal.js';
-import type { OptionsFingerprint, ResumeOptions, RunSnapshot, RunStore } from '../durability/types.js';
+import { HarnessError } from '../errors.js';
+import { continuationTask, type ContinuedRun } from '../handoff/continuation.js';
+import { DataMark } from '../prompts/datamark.js';
+import type { OptionsFingerprint, RunSnapshot, RunStore } from '../durability/types.js';
 import { HarnessEvents } from '../event-bus.js';
 import { RunEventLogs } from '../event-log/run-event-log.js';
 import type { HarnessEvent, HarnessEventType, HarnessListener } from '../events.js';
@@ -14,7 +17,16 @@ import { parseMemoryOptions } from '../memory/options.js';
 import { ToolRegistry } from '../tools/registry.js';
 import { SecretRedactor } from '../util/secrets.js';
 import { loadSnapshot, resumeSource, runDurability, storeOfRun, type SnapshotCheck } from './durable-run.js';
-import { normalizeInput, normalizeResumeOptions, type RunInput } from './input.js';
+import {
+  normalizeInput,
+  normalizeResumeOptions,
+  type HarnessResumeOptions,
+  type NormalizedResumeOptions,
+  type RunInput,
+  type RunRequest,
+} from './input.js';
+import type { OutputRequest } from '../schema/schema-adapter.js';
+import type { StandardSchemaV1 } from '../schema/standard-schema.js';
 import { optionsFingerprint } from './options-fingerprint.js';
 import { parseHarnessOptions, type HarnessOptions, type ResolvedHarnessOptions } from '../modes/shared/options.js';
 import { runManagedMode } from '../modes/managed/run-managed-mode.js';
@@ -23,14 +35,20 @@ import { startRunStream, type RunStream } from './run-stream.js';
 import { RunTracker } from './run-tracker.js';
 import { RunWorkspaces, type CloseResult, type WorkspaceLease } from './workspace-lifecycle.js';
 
-export type { RunInput } from './input.js';
+export type { HarnessResumeOptions, RunInput, RunRequest } from './input.js';
+
+/** The result of a run given `output: S`: `output` typed from the schema. */
+export type TypedRunResult<S extends StandardSchemaV1 | undefined> = S extends StandardSchemaV1
+  ? RunResult<StandardSchemaV1.InferOutput<S>>
+  : RunResult;
 
 /**
  * A configured pipeline. Each `run` gets its own workspace, memory, executors and event log; the harness keeps
  * only its options, its listeners, its runs in flight and the temporary workspaces it made, so two harnesses never
  * share anything. A long-lived host calls {@link Harness.close} when done, which removes temporary workspaces.
+ * `Context` is the type of the app's run context (`run({ task, context })`, `ToolContext.context`).
  */
-export class Harness {
+export class Harness<Context = unknown> {
   private readonly options: ResolvedHarnessOptions;
   private readonly registry: ToolRegistry;
   private readonly events: HarnessEvents;
@@ -92,10 +110,10 @@ export class Harness {
    * in order, ending with `run-finish` (its `result` is the run's result; `stream.result` resolves with it too).
    * Leaving the loop early aborts the run. See docs/events.md.
    */
-  stream(input: RunInput): RunStream {
+  stream(input: RunInput<Context>): RunStream {
     return startRunStream(input, {
       events: this.events,
-      run: (runInput) => this.run(runInput),
+      run: (runInput) => this.run(runInput as RunInput<Context>),
       generateId: this.generateId,
     });
   }
@@ -109,14 +127,21 @@ export class Harness {
    * is refused until the first ends. When the run ends its workspace accepts no more writes (a tool still running
    * gets `workspace-closed`). `result.workspace` is the directory holding the files; a temporary one stays there
    * until {@link Harness.close}.
+   *
+   * With `context`, every tool call gets it as `ToolContext.context`; with `output`, the result carries the answer as
+   * a value of that schema (`result.output`, typed from it); with `continueFrom`, the run starts from a finished
+   * run's deliverable, verdict and files in its workspace (see docs/apps.md). `continueFrom` rejects with
+   * `invalid-input` for a run that has not finished or worked in another workspace, `run-not-found` for an unknown one.
    */
-  run(input: RunInput): Promise<RunResult> {
+  run<S extends StandardSchemaV1 | undefined = undefined>(
+    input: string | RunRequest<Context, S>,
+  ): Promise<TypedRunResult<S>> {
     try {
       this.runs.assertOpen();
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.runs.track(this.startRun(input));
+    return this.runs.track(this.startRun(input)) as Promise<TypedRunResult<S>>;
   }
 
   /**
@@ -133,15 +158,18 @@ export class Harness {
    * `harness-closed` after {@link Harness.close}; `invalid-input` too for options that are not
    * `{ workspace?, signal?, store? }` (a workspace that is not a non-empty string, say).
    */
-  resume(runId: string, options?: ResumeOptions): Promise<RunResult> {
-    let checked: ResumeOptions;
+  resume<S extends StandardSchemaV1 | undefined = undefined>(
+    runId: string,
+    options?: HarnessResumeOptions<Context, S>,
+  ): Promise<TypedRunResult<S>> {
+    let checked: NormalizedResumeOptions;
     try {
       this.runs.assertOpen();
       checked = normalizeResumeOptions(options);
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.runs.track(this.resumeRun(runId, checked));
+    return this.runs.track(this.resumeRun(runId, checked)) as Promise<TypedRunResult<S>>;
   }
 
   /**
@@ -155,11 +183,14 @@ export class Harness {
     return this.runs.close(() => this.workspaces.cleanup());
   }
 
-  private async startRun(input: RunInput): Promise<RunResult> {
+  private async startRun(input: RunInput<unknown, StandardSchemaV1 | undefined>): Promise<RunResult> {
     const normalized = normalizeInput(input);
     const runId = normalized.runId ?? this.generateId();
     assertRunId(runId, normalized.runId === undefined ? 'the harness by its generateId option' : 'harness.run()');
-    const lease = await this.workspaces.open(runId);
+    const continuation = normalized.continueFrom ? await this.continuedRun(normalized.continueFrom) : undefined;
+    const lease = continuation
+      ? await this.workspaces.reopen(continuation.workspace, runId)
+      : await this.workspaces.open(runId);
     let sealed: { store: RunStore; seal: SnapshotSeal } | undefined;
     const warnings: string[] = [];
     try {
@@ -177,10 +208,59 @@ export class Harness {
     }
     // Host paths as absolute ones: a resume in another working directory copies the same files.
     const attachments = normalized.attachments.map((file) => path.resolve(file));
-    return this.execute(runId, lease, { ...normalized, attachments, store: sealed, warnings });
+    return this.execute(runId, lease, { ...normalized, attachments, store: sealed, warnings, continuation });
   }
 
-  private async resumeRun(runId: string, options: ResumeOptions): Promise<RunResult> {
+  /**
+   * The finished run a new one continues: its result as given, or loaded from its snapshot by run id (with its
+   * request). Refuses one that has not finished and one of another workspace than this harness's.
+   */
+  private async continuedRun(from: {
+    runId: string;
+    result?: RunResult;
+  }): Promise<ContinuedRun & { workspace: string }> {
+    const named = this.workspaces.namedRoot();
+    let previous: ContinuedRun & { workspace: string };
+    if (from.result) {
+      previous = { ...from.result, workspace: from.result.workspace };
+    } else {
+      assertRunId(from.runId, 'continueFrom');
+      const source = resumeSource(from.runId, undefined, this.options.store, named);
+      const seal = await SnapshotSeal.forRun({
+        runId: from.runId,
+        option: this.options.snapshotKey,
+        store: source.store,
+      });
+      const check: SnapshotCheck = {
+        seal,
+        target: { runId: from.runId, mode: this.options.mode, fingerprint: this.fingerprint },
+        registry: this.registry,
+      };
+      const loading = this.runs.signalFor(undefined);
+      let snapshot: RunSnapshot;
+      try {
+        snapshot = await loadSnapshot(from.runId, source, check, {
+          timeoutMs: this.options.storeTimeoutMs,
+          signal: loading.signal,
+        });
+      } finally {
+        loading.dispose();
+      }
+      if (snapshot.status !== 'finished' || !snapshot.result) throw notFinished(from.runId, 'running');
+      previous = { ...(snapshot.result as RunResult), task: snapshot.input.task, workspace: snapshot.workspace };
+    }
+    if (previous.status === 'aborted') throw notFinished(from.runId, 'aborted');
+    if (named !== undefined && path.resolve(named) !== path.resolve(previous.workspace)) {
+      throw new HarnessError(
+        'invalid-input',
+        `continueFrom: run "${from.runId}" worked in "${previous.workspace}", not in this harness's workspace ` +
+          `"${path.resolve(named)}". Continue it with a harness on its workspace.`,
+      );
+    }
+    return previous;
+  }
+
+  private async resumeRun(runId: string, options: NormalizedResumeOptions): Promise<RunResult> {
     assertRunId(runId, 'harness.resume()');
     const workspace = options.workspace ?? this.workspaces.namedRoot();
     const source = resumeSource(runId, options.store, this.options.store, workspace);
@@ -213,7 +293,13 @@ export class Harness {
       await lease.end(undefined);
       return snapshot.result as RunResult;
     }
-    const input = { task: snapshot.input.task, attachments: snapshot.input.attachments, signal: options.signal };
+    const input = {
+      task: snapshot.input.task,
+      attachments: snapshot.input.attachments,
+      signal: options.signal,
+      context: options.context,
+      output: options.output,
+    };
     return this.execute(runId, lease, { ...input, store: { store: source.store, seal }, warnings: [] }, snapshot);
   }
 
@@ -227,6 +313,10 @@ export class Harness {
       signal: AbortSignal | undefined;
       store: { store: RunStore; seal: SnapshotSeal } | undefined;
       warnings: string[];
+      context: unknown;
+      output: OutputRequest | undefined;
+      /** The finished run a new run continues: its state is put after the task, marked with the run's data mark. */
+      continuation?: ContinuedRun | undefined;
     },
     resume?: RunSnapshot,
   ): Promise<RunResult> {
@@ -236,17 +326,20 @@ export class Harness {
       resolve: (file) => lease.workspace.resolve(file, 'read'),
     });
     let result: RunResult | undefined;
+    const mark = input.continuation ? DataMark.random() : undefined;
+    const task = input.continuation && mark ? continuationTask(input.task, input.continuation, mark) : input.task;
     try {
       const durability = runDurability({
         store: input.store,
         runId,
         mode: this.options.mode,
         fingerprint: this.fingerprint,
-        input: { task: input.task, attachments: input.attachments },
+        input: { task, attachments: input.attachments },
         workspace: lease.workspace.root,
         bus: this.events,
         now: this.now,
         resume,
+        dataMark: mark,
         storeTimeoutMs: this.options.storeTimeoutMs,
         signal: stop.signal,
       });
@@ -256,12 +349,14 @@ export class Harness {
         bus: this.events,
         now: this.now,
         runId,
-        task: input.task,
+        task,
         attachments: input.attachments,
         signal: stop.signal,
         workspace: lease.workspace,
         endWorkspace: lease.end,
         warnings: input.warnings,
+        context: input.context,
+        output: input.output,
         ...durability,
         resume,
       };
@@ -287,6 +382,14 @@ export class Harness {
  * console.log(result.status, result.deliverable.files, result.report);
  * ```
  */
-export function createHarness(options: HarnessOptions): Harness {
-  return new Harness(options);
+export function createHarness<Context = unknown>(options: HarnessOptions): Harness<Context> {
+  return new Harness<Context>(options);
+}
+
+function notFinished(runId: string, state: 'running' | 'aborted'): HarnessError {
+  return new HarnessError(
+    'invalid-input',
+    `continueFrom: run "${runId}" has not finished (it was ${state === 'aborted' ? 'aborted' : 'stopped while running'}): ` +
+      'resume it with harness.resume() first, then continue from its result.',
+  );
 }

@@ -1,5 +1,12 @@
 /** createHarness, the Harness and the shapes of a run. @module */
-export { createHarness, Harness, type RunInput } from './harness.js';
+export {
+  createHarness,
+  Harness,
+  type HarnessResumeOptions,
+  type RunInput,
+  type RunRequest,
+  type TypedRunResult,
+} from './harness.js';
 export type { CloseResult, WorkspaceOption, WorkspaceSettings } from './workspace-lifecycle.js';
 export type { RunStream } from './run-stream.js';
 export { DEFAULT_PROMPTS } from './default-prompts.js';

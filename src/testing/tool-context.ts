@@ -10,7 +10,7 @@ import { LocalWorkspace } from '../workspace/local-workspace.js';
 import type { Workspace } from '../workspace/types.js';
 
 /** Options of {@link createToolContext}; every one has a default fit for a unit test. */
-export interface ToolContextOptions {
+export interface ToolContextOptions<Context = unknown> {
   /**
    * The workspace the tool works in: a directory (created when missing, never removed) or a `Workspace`.
    * @defaultValue a fresh temporary directory, removed by `dispose()`
@@ -26,10 +26,12 @@ export interface ToolContextOptions {
   scope?: string;
   /** Aborting it is what a run's abort, or the tool's timeout, does to the tool. @defaultValue a signal never aborted */
   signal?: AbortSignal;
+  /** The app's run context, as `harness.run({ task, context })` hands it to every tool call. @defaultValue undefined */
+  context?: Context;
 }
 
 /** A {@link ToolContext} of a test, with the cleanup of what it made. */
-export interface TestToolContext extends ToolContext {
+export interface TestToolContext<Context = unknown> extends ToolContext<Context> {
   /**
    * Ends the scope: runs the cleanups the tool registered with `onScopeEnd` (as the end of an executor loop does), then
    * removes the temporary workspace when this context made one. Also `await using ctx = await createToolContext()`.
@@ -47,14 +49,16 @@ export interface TestToolContext extends ToolContext {
  * ```ts
  * const ctx = await createToolContext();
  * try {
- *   const output = await wordCount.execute(wordCount.input.parse({ text: 'one two three' }), ctx);
+ *   const output = await wordCount.execute({ text: 'one two three' }, ctx);
  *   expect(output).toBe('3');
  * } finally {
  *   await ctx.dispose();
  * }
  * ```
  */
-export async function createToolContext(options: ToolContextOptions = {}): Promise<TestToolContext> {
+export async function createToolContext<Context = unknown>(
+  options: ToolContextOptions<Context> = {},
+): Promise<TestToolContext<Context>> {
   const given = options.workspace;
   const workspace =
     typeof given === 'object' ? given : await LocalWorkspace.create(given === undefined ? {} : { dir: given });
@@ -87,6 +91,7 @@ export async function createToolContext(options: ToolContextOptions = {}): Promi
     workspace,
     signal,
     scopeKey: {},
+    context: options.context as Context,
     backendFor,
     generate: async (role, request): Promise<GenerateResult> =>
       backendFor(role).generate({ ...request, purpose: role, signal } as GenerateRequest),

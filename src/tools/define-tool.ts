@@ -1,19 +1,37 @@
 import { z } from 'zod';
 import { HarnessError } from '../errors.js';
+import { isStandardSchema, type JsonSchema } from '../schema/schema-adapter.js';
+import type { StandardSchemaV1 } from '../schema/standard-schema.js';
+import { inputJsonSchema } from './input-json-schema.js';
 import type { ObservationKind, Tool, ToolContext, ToolOutput } from './types.js';
+
+export { isZodSchema } from '../schema/schema-adapter.js';
 
 /** Allowed tool names: what every provider accepts for a function name. */
 export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 
-/** What {@link defineTool} takes; `execute` receives the input already validated by `input`. */
-export interface ToolDefinition<S extends z.ZodType> {
+/**
+ * What {@link defineTool} takes; `execute` receives the input already validated by `input`. `Context` is the type of
+ * the run's `context` the tool reads (`ToolContext.context`): annotate `execute`'s second parameter with
+ * `ToolContext<YourContext>`.
+ */
+export interface ToolDefinition<S extends StandardSchemaV1, Context = unknown> {
   /** 1–64 letters, digits, `_` or `-`. */
   name: string;
   /** Tells the model when and how to use the tool. */
   description: string;
-  /** zod schema of the input (an object schema); sent to the model as JSON Schema. */
+  /**
+   * Schema of the input (an object schema), from any Standard Schema library: zod 4, zod 3.24+, Valibot, ArkType….
+   * It validates every call and is sent to the model as JSON Schema (see {@link ToolDefinition.jsonSchema}).
+   */
   input: S;
-  execute(input: z.output<S>, context: ToolContext): ToolOutput | Promise<ToolOutput>;
+  /**
+   * The input's JSON Schema, for a schema the harness cannot convert itself. Converted without it: zod 4, libraries
+   * with Standard JSON Schema (`~standard.jsonSchema`), Valibot with `@valibot/to-json-schema` installed and zod 3
+   * with `zod-to-json-schema` installed. When given, it is sent as is; `input` still validates.
+   */
+  jsonSchema?: JsonSchema;
+  execute(input: StandardSchemaV1.InferOutput<S>, context: ToolContext<Context>): ToolOutput | Promise<ToolOutput>;
   /** @defaultValue false */
   readOnly?: boolean;
   /** @defaultValue 'text' */
@@ -32,7 +50,16 @@ export interface ToolDefinition<S extends z.ZodType> {
 const DefinitionSchema = z.object({
   name: z.string().regex(TOOL_NAME_PATTERN, 'must be 1–64 characters of letters, digits, "_" or "-"'),
   description: z.string().trim().min(1, 'must be a non-empty string'),
-  input: z.custom<z.ZodType>(isZodSchema, 'must be a zod 4 schema'),
+  input: z.custom<StandardSchemaV1>(
+    isStandardSchema,
+    'must be a schema of a Standard Schema library (zod 4, zod 3.24+, Valibot, ArkType…)',
+  ),
+  jsonSchema: z
+    .custom<JsonSchema>(
+      (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+      'must be a JSON Schema object',
+    )
+    .optional(),
   execute: z.custom<(...args: never[]) => unknown>((value) => typeof value === 'function', 'must be a function'),
   readOnly: z.boolean().default(false),
   observation: z.enum(['search', 'visit', 'file', 'text']).default('text'),
@@ -42,7 +69,8 @@ const DefinitionSchema = z.object({
 });
 
 /**
- * Defines a tool the model can call; the input type is inferred from the zod schema.
+ * Defines a tool the model can call; the input type is inferred from the schema. A schema the harness cannot express
+ * as JSON Schema, or whose JSON Schema is not an object's, throws `invalid-options` here, naming the fix.
  *
  * @example
  * ```ts
@@ -55,7 +83,9 @@ const DefinitionSchema = z.object({
  * });
  * ```
  */
-export function defineTool<S extends z.ZodType>(definition: ToolDefinition<S>): Tool<z.output<S>> {
+export function defineTool<S extends StandardSchemaV1, Context = unknown>(
+  definition: ToolDefinition<S, Context>,
+): Tool<StandardSchemaV1.InferOutput<S>, Context> {
   const parsed = DefinitionSchema.safeParse(definition);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -66,11 +96,16 @@ export function defineTool<S extends z.ZodType>(definition: ToolDefinition<S>): 
       `defineTool${label}: option "${field}" ${issue?.message ?? 'is invalid'}.`,
     );
   }
-  const { readOnly, observation, timeoutMs, warnings, sandbox } = parsed.data;
-  const tool: Tool<z.output<S>> = {
+  const { readOnly, observation, timeoutMs, warnings, sandbox, jsonSchema } = parsed.data;
+  const input = definition.input as StandardSchemaV1<unknown, StandardSchemaV1.InferOutput<S>>;
+  // Converted here too, so that a schema the model cannot be shown fails where the tool is written.
+  const converted = inputJsonSchema(definition.name, input, jsonSchema);
+  if (!converted.ok) throw new HarnessError('invalid-options', `defineTool: ${converted.reason}.`);
+  const tool: Tool<StandardSchemaV1.InferOutput<S>, Context> = {
     name: definition.name,
     description: definition.description,
-    input: definition.input as z.ZodType<z.output<S>>,
+    input,
+    ...(jsonSchema ? { jsonSchema: converted.schema } : {}),
     readOnly,
     observation,
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
@@ -79,14 +114,4 @@ export function defineTool<S extends z.ZodType>(definition: ToolDefinition<S>): 
     execute: (input, context) => definition.execute(input, context),
   };
   return Object.freeze(tool);
-}
-
-/** True for a zod 4 schema, also one created by another copy of zod. */
-export function isZodSchema(value: unknown): value is z.ZodType {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    '_zod' in value &&
-    typeof (value as { safeParse?: unknown }).safeParse === 'function'
-  );
 }

@@ -4,7 +4,9 @@ import type { ToolCall, ToolSpec } from '../backend/types.js';
 import { DEFAULTS } from '../defaults.js';
 import { HarnessError } from '../errors.js';
 import type { DataMark } from '../prompts/datamark.js';
-import { TOOL_NAME_PATTERN, isZodSchema } from './define-tool.js';
+import { isStandardSchema, isZodSchema, validateWithSchema } from '../schema/schema-adapter.js';
+import { TOOL_NAME_PATTERN } from './define-tool.js';
+import { inputJsonSchema } from './input-json-schema.js';
 import { markUntrustedSpec } from './untrusted-spec.js';
 import type { ImagePart, Tool, ToolContext, ToolInvocation, ToolOutput } from './types.js';
 
@@ -139,23 +141,22 @@ export class ToolRegistry {
           `Received: ${preview(call.arguments)}. Send one JSON object that matches the tool's input schema.`,
       );
     }
-    let validated: z.ZodSafeParseResult<unknown>;
+    let validated: Checked;
     try {
       // Async so schemas with async refinements work; a throwing transform or refinement is the tool's bug, not the model's.
-      validated = await tool.input.safeParseAsync(args.value, { reportInput: true });
+      validated = await checkInput(tool.input, args.value);
     } catch (error) {
       return fail(`Tool "${tool.name}" could not check its input: ${describeThrown(error)}`);
     }
-    if (!validated.success) {
-      const lines = validated.error.issues.map(describeIssue);
+    if (!validated.ok) {
       return fail(
-        `Invalid arguments for tool "${tool.name}":\n${lines.join('\n')}\nFix these fields and call the tool again.`,
+        `Invalid arguments for tool "${tool.name}":\n${validated.lines.join('\n')}\nFix these fields and call the tool again.`,
       );
     }
 
     if (context.signal.aborted) return fail(`Tool "${tool.name}" was not run: the run was stopped.`);
     const timeoutMs = tool.timeoutMs ?? options.timeoutMs ?? this.toolTimeoutMs;
-    const outcome = await runWithTimeout(tool, validated.data, context, timeoutMs);
+    const outcome = await runWithTimeout(tool, validated.value, context, timeoutMs);
     if (!outcome.ok) return fail(outcome.message);
 
     const output = safeNormalizeOutput(outcome.value, context.workspace.root);
@@ -186,30 +187,33 @@ function toEntry(tool: Tool): Entry {
       `The tool name "${name}" is reserved: the executor provides it itself. Choose another name.`,
     );
   }
-  if (!isZodSchema(tool.input) || typeof tool.execute !== 'function') {
+  if (!isStandardSchema(tool.input) || typeof tool.execute !== 'function') {
     throw new HarnessError(
       'tool-registration',
-      `Cannot register tool "${name}": it needs a zod 4 schema as "input" and an "execute" function. Create tools with defineTool().`,
+      `Cannot register tool "${name}": it needs a Standard Schema (zod 4 or 3.24+, Valibot, ArkType…) as "input" and an "execute" function. Create tools with defineTool().`,
     );
   }
-  let inputSchema: Record<string, unknown>;
-  try {
-    inputSchema = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-  } catch (error) {
-    throw new HarnessError(
-      'tool-registration',
-      `Cannot register tool "${name}": its input schema cannot be expressed as JSON Schema (${error instanceof Error ? error.message : String(error)}).`,
-      { cause: error },
-    );
+  const converted = inputJsonSchema(name, tool.input, tool.jsonSchema);
+  if (!converted.ok) throw new HarnessError('tool-registration', `Cannot register ${converted.reason}.`);
+  return { tool, spec: { name, description: tool.description, inputSchema: converted.schema } };
+}
+
+type Checked = { ok: true; value: unknown } | { ok: false; lines: string[] };
+
+/**
+ * Validates a call's arguments. A zod 4 schema is run by zod itself, so that its issues can quote the value received;
+ * any other Standard Schema through `~standard.validate`.
+ */
+async function checkInput(schema: Tool['input'], value: unknown): Promise<Checked> {
+  if (isZodSchema(schema)) {
+    const parsed = await schema.safeParseAsync(value, { reportInput: true });
+    return parsed.success
+      ? { ok: true, value: parsed.data }
+      : { ok: false, lines: parsed.error.issues.map(describeIssue) };
   }
-  delete inputSchema.$schema;
-  if (inputSchema.type !== 'object') {
-    throw new HarnessError(
-      'tool-registration',
-      `Cannot register tool "${name}": its input must be an object schema (z.object({ … })), because providers pass tool arguments as a JSON object.`,
-    );
-  }
-  return { tool, spec: { name, description: tool.description, inputSchema } };
+  const checked = await validateWithSchema(schema, value);
+  if (checked.ok) return checked;
+  return { ok: false, lines: checked.issues.map((issue) => `- ${issue.path || '(the arguments)'}: ${issue.message}`) };
 }
 
 type Parsed = { ok: true; value: unknown } | { ok: false; error: string };
@@ -270,6 +274,7 @@ async function runWithTimeout(tool: Tool, input: unknown, context: ToolContext, 
   context.signal.addEventListener('abort', onParentAbort, { once: true });
   const toolContext: ToolContext = {
     runId: context.runId,
+    context: context.context,
     purpose: context.purpose,
     scope: context.scope,
     workspace: context.workspace,

@@ -2,8 +2,9 @@
  * The tool contract: what a tool is, what it receives and what it returns.
  * @module
  */
-import type { z } from 'zod';
 import type { ContentPart, GenerateRequest, GenerateResult, LlmBackend, Purpose } from '../backend/types.js';
+import type { JsonSchema } from '../schema/schema-adapter.js';
+import type { StandardSchemaV1 } from '../schema/standard-schema.js';
 import type { Workspace } from '../workspace/types.js';
 
 /**
@@ -19,9 +20,18 @@ export type ImagePart = Extract<ContentPart, { type: 'image' }>;
 /** What a tool returns: plain text, or text plus workspace-relative files and images. */
 export type ToolOutput = string | { text: string; files?: string[]; images?: ImagePart[] };
 
-/** Everything a tool may use while it runs. */
-export interface ToolContext {
+/**
+ * Everything a tool may use while it runs. `Context` is the type of the app's run context
+ * (`harness.run({ task, context })`).
+ */
+export interface ToolContext<Context = unknown> {
   readonly runId: string;
+  /**
+   * The value the app passed as `context` to `harness.run()` (or `harness.resume()`): its own per-run objects, such
+   * as a user id, a database handle or a request-scoped logger. The same object, never copied: it is not sent to any
+   * model and not written to events or snapshots. `undefined` when the run was given none.
+   */
+  readonly context: Context;
   readonly purpose: Purpose;
   /** `subtask-1`…, `synthesis`, `repair-1`…: one scope per executor loop. */
   readonly scope: string;
@@ -47,11 +57,16 @@ export interface ToolContext {
 }
 
 /** A tool the model can call. Create one with `defineTool`. */
-export interface Tool<Input = unknown> {
+export interface Tool<Input = unknown, Context = unknown> {
   readonly name: string;
   readonly description: string;
-  /** zod schema of the input; it is sent to the model as JSON Schema and validates every call. */
-  readonly input: z.ZodType<Input>;
+  /**
+   * Schema of the input, from any Standard Schema library; it validates every call and is sent to the model as JSON
+   * Schema (converted by the harness, or {@link Tool.jsonSchema}).
+   */
+  readonly input: StandardSchemaV1<unknown, Input>;
+  /** The input's JSON Schema as its author gave it, for a schema the harness cannot convert; sent as is. */
+  readonly jsonSchema?: JsonSchema;
   /** True when the tool never changes the workspace or the outside world (the managed mode's auditor uses only these). */
   readonly readOnly: boolean;
   /** How the memory layer bounds this tool's output. */
@@ -72,7 +87,7 @@ export interface Tool<Input = unknown> {
    * a tool without it.
    */
   readonly sandbox?: { readonly active: boolean };
-  execute(input: Input, context: ToolContext): ToolOutput | Promise<ToolOutput>;
+  execute(input: Input, context: ToolContext<Context>): ToolOutput | Promise<ToolOutput>;
 }
 
 /** The result of invoking one tool call through the registry; never throws into the loop. */

@@ -18,9 +18,11 @@ const LAYERS: readonly (readonly string[])[] = [
   ['planner', 'executor', 'synthesizer', 'verifier', 'repairer'],
   ['handoff', 'llm', 'memory', 'tools', 'mcp', 'json', 'prompts', 'durability', 'testing', 'event-log'],
   ['workspace', 'backend', 'ai-sdk', 'util'],
-  // Shapes and primitives every layer names: the backend's messages, the workspace, the snapshot, the data boundary.
+  // Shapes and primitives every layer names: the backend's messages, the workspace, the snapshot, the data boundary,
+  // the Standard Schema adapter.
   [
     'contracts',
+    'schema',
     'backend/types.ts',
     'workspace/types.ts',
     'durability/types.ts',

@@ -17,7 +17,7 @@ describe('word_count', () => {
   it('counts words when called alone', async () => {
     const ctx = await createToolContext(); // a temporary workspace, removed by dispose()
     try {
-      expect(await wordCount.execute(wordCount.input.parse({ text: 'one  two three' }), ctx)).toBe('3');
+      expect(await wordCount.execute({ text: 'one  two three' }, ctx)).toBe('3');
     } finally {
       await ctx.dispose();
     }

@@ -89,6 +89,7 @@ export function toolContext(signal: AbortSignal = new AbortController().signal):
   const backend = new ScriptedBackend([]);
   return {
     runId: 'run-mcp',
+    context: undefined,
     purpose: 'execute',
     scope: 'subtask-1',
     workspace: stubWorkspace(tmpdir()),

@@ -28,7 +28,7 @@ describe('createToolContext', () => {
   it('runs a tool alone in a temporary workspace, and dispose() removes it', async () => {
     const ctx = await createToolContext();
     const tool = writeToFileTool();
-    const output = await tool.execute(tool.input.parse({ path: 'notes/a.md', content: '# A' }), ctx);
+    const output = await tool.execute({ path: 'notes/a.md', content: '# A' }, ctx);
     expect(JSON.stringify(output)).toContain('notes/a.md');
     expect(await readFile(path.join(ctx.workspace.root, 'notes/a.md'), 'utf8')).toBe('# A');
     await ctx.dispose();

@@ -10,6 +10,7 @@ function context(): ToolContext {
   const backend = new ScriptedBackend([]);
   return {
     runId: 'run-1',
+    context: undefined,
     purpose: 'execute',
     scope: 'subtask-1',
     workspace: stubWorkspace('/tmp/ws-root'),

@@ -14,6 +14,7 @@ function context(signal: AbortSignal = new AbortController().signal): ToolContex
   const backend = new ScriptedBackend([]);
   return {
     runId: 'run-1',
+    context: undefined,
     purpose: 'execute',
     scope: 'subtask-1',
     workspace: stubWorkspace(ROOT),
@@ -83,7 +84,7 @@ describe('ToolRegistry registration', () => {
     expectRegistrationError(() => new ToolRegistry([{ ...weather, name: 'has space' } as Tool]), /"has space"/);
     expectRegistrationError(
       () => new ToolRegistry([{ ...weather, input: { parse() {} } } as unknown as Tool]),
-      /zod 4 schema/,
+      /Standard Schema/,
     );
   });
 

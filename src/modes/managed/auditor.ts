@@ -67,6 +67,8 @@ export interface AuditorOptions {
   emit?: EmitEvent;
   /** The backend of a role (`summarize`, `vision` for tools, `audit` for the loop). @defaultValue `() => backend` */
   backendFor?: (role: Purpose) => LlmBackend;
+  /** The app's run context (`run({ context })`), handed to every call of its tools as `ToolContext.context`; never saved. */
+  context?: unknown;
   /** Sampling of a role's calls. @defaultValue none sent */
   samplingFor?: (role: Purpose) => Sampling | undefined;
   /** Output tokens reserved for every call. @defaultValue DEFAULTS.maxOutputTokens (8 192) */
@@ -169,6 +171,7 @@ export class Auditor implements AuditorLike {
       now: options.now ?? Date.now,
       samplingFor: options.samplingFor ?? (() => undefined),
       maxOutputTokens: options.maxOutputTokens ?? DEFAULTS.maxOutputTokens,
+      context: options.context,
     };
   }
 

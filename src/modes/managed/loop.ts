@@ -10,7 +10,8 @@ import { HarnessError } from '../../errors.js';
 import { raceSignal } from '../../util/race-signal.js';
 import type { ResolvedManagedOptions } from '../shared/managed-options.js';
 import { auditStage } from './audit-stage.js';
-import { blockedEnding, managedResult, outOfRounds, refusedDone, unansweredEnding } from './endings.js';
+import { typedResult, typedResultSkipped, type TypedResult } from '../shared/typed-result.js';
+import { blockedEnding, deliverableOf, managedResult, outOfRounds, refusedDone, unansweredEnding } from './endings.js';
 import { executeStage } from './execute-stage.js';
 import { checkDeliverable } from './final-check.js';
 import { fingerprintWorkspace } from './integrity.js';
@@ -40,6 +41,9 @@ export async function runManaged<Tally>(init: ManagedRunInit<Tally>): Promise<Ma
 type Stage<S extends ManagedPosition['stage']> = Extract<ManagedPosition, { stage: S }>;
 
 class ManagedRun<Tally> {
+  /** The typed result of `run({ output })`, once asked for. */
+  private typed: TypedResult | undefined;
+
   constructor(private readonly run: ManagedRunContext<Tally>) {}
 
   async execute(): Promise<ManagedRunResult> {
@@ -53,6 +57,8 @@ class ManagedRun<Tally> {
       if (run.p.at.stage !== 'end') {
         const last = run.p.verifications.at(-1);
         failure = outOfRounds(run.p.state, run.o.maxRounds, last?.verdict.status === 'failed' ? last : undefined);
+      } else if (run.p.at.ending.status !== 'blocked') {
+        await this.typedResult();
       }
     } catch (error) {
       failure = run.control.asStop(error, 'managed');
@@ -238,13 +244,33 @@ class ManagedRun<Tally> {
 
   // ---- ending ----
 
+  /** The typed result of `run({ output })`, asked for the final deliverable of a run that ended `succeeded` or `unverified`. */
+  private async typedResult(): Promise<void> {
+    const { run } = this;
+    const output = run.init.output;
+    if (!output) return;
+    run.control.check('output');
+    const deliverable = deliverableOf(run.p.state, run.p.produced, run.p.fingerprint, run.p.answer);
+    this.typed = await run.control.guard('output', () =>
+      typedResult({
+        request: output.request,
+        call: { ...output.call, emit: run.emit },
+        runId: run.init.runId,
+        task: run.init.task,
+        deliverable,
+        mark: run.mark,
+        emit: run.emit,
+      }),
+    );
+  }
+
   private async finish(failure: RunStop | undefined): Promise<ManagedRunResult> {
     const { run } = this;
     const { runId } = run.init;
     if (failure && (failure.reason === 'error' || failure.reason === 'budget')) {
       run.emit({ type: 'run-error', runId, error: failure.error, stage: failure.stage });
     }
-    const result = managedResult({
+    const managed = managedResult({
       runId,
       failure,
       ending: run.p.at.stage === 'end' ? run.p.at.ending : undefined,
@@ -252,6 +278,7 @@ class ManagedRun<Tally> {
       report: (verdicts) => run.init.baseReport.report(run.elapsed(), verdicts),
       workspace: run.init.workspace.root,
     });
+    const result = run.init.output ? { ...managed, ...(this.typed ?? typedResultSkipped(managed.status)) } : managed;
     const { status, error } = result;
     // An aborted run, and one whose store failed, keep their last snapshot `running`: resuming goes on from it.
     if (status !== 'aborted' && error?.code !== 'store-failed') await run.init.checkpointer?.finish(result);

@@ -61,6 +61,7 @@ export class ManagedRunContext<Tally = unknown> {
       maxOutputTokens: init.maxOutputTokens,
       memory: init.memory,
       registry: init.registry,
+      context: init.context,
       limits: init.limits,
       verifier: init.verifier,
       instructions: init.instructions ?? {},

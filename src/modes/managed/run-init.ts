@@ -7,13 +7,14 @@ import type { LlmBackend, Purpose } from '../../backend/types.js';
 import type { RunCheckpointer, RunSnapshot } from '../../durability/types.js';
 import type { HarnessErrorCode } from '../../errors.js';
 import type { EmitEvent, HarnessEvent } from '../../events.js';
-import type { Sampling } from '../../llm/call-model.js';
+import type { ModelCallContext, Sampling } from '../../llm/call-model.js';
 import type { ExecutionMemory } from '../../memory/types.js';
 import type { TaskState } from '../../contracts/task-state.js';
 import type { RunReport, RunResult, Verdict } from '../../contracts/work.js';
 import type { VerifierLike } from '../../contracts/roles.js';
 import type { DataMark } from '../../prompts/datamark.js';
 import type { ToolRegistry } from '../../tools/registry.js';
+import type { OutputRequest } from '../../schema/schema-adapter.js';
 import type { Workspace } from '../../workspace/types.js';
 import type { ManagedOptions } from '../shared/managed-options.js';
 import type { ManagedRunReport } from './report.js';
@@ -86,6 +87,13 @@ export interface ManagedRunInit<Tally = unknown> {
    * `managed.executorTools` / `managed.auditorTools` say otherwise.
    */
   registry: ToolRegistry;
+  /**
+   * The typed result asked for by `run({ output })`, and how it is asked for (a call of the `synthesize` role); asked
+   * once the loop ended `succeeded` or `unverified`.
+   */
+  output?: { request: OutputRequest; call: ModelCallContext } | undefined;
+  /** The app's run context (`run({ context })`), handed to every tool call as `ToolContext.context`; never saved. */
+  context?: unknown;
   /**
    * `maxIterations` bounds each executor loop and each audit (with `managed.executorIterations` /
    * `auditorIterations`), not the run; `timeoutMs` is the run's deadline.

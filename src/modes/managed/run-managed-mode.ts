@@ -52,6 +52,7 @@ export async function runManagedMode(init: ModeRunInit): Promise<RunResult> {
     signal: control.controller.signal,
     control,
     costSoFar: () => tally.cost?.total ?? 0,
+    context: init.context,
   });
   let attachments: string[];
   try {
@@ -87,6 +88,8 @@ export async function runManagedMode(init: ModeRunInit): Promise<RunResult> {
     maxOutputTokens: o.limits.maxOutputTokens,
     memory,
     registry: init.registry,
+    context: init.context,
+    ...(init.output ? { output: { request: init.output, call: roles.typedOutputCall() } } : {}),
     limits: {
       maxIterations: o.limits.maxIterations,
       timeoutMs: o.limits.timeoutMs,

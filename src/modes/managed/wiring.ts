@@ -38,6 +38,8 @@ export interface WiringContext {
   maxOutputTokens: number;
   memory: ExecutionMemory;
   registry: ToolRegistry;
+  /** The app's run context (`run({ context })`), handed to every tool call as `ToolContext.context`; never saved. */
+  context?: unknown;
   limits: { maxIterations: number; timeoutMs: number; toolTimeoutMs: number };
   /** The final check's verifier; absent: a `Verifier` on the `verify` role's backend. */
   verifier?: VerifierLike | undefined;
@@ -92,6 +94,7 @@ export function wireRoles(o: ResolvedManagedOptions, run: WiringContext): Manage
           limits: run.limits,
           now: run.now,
           ...(run.instructions.execute ? { instructions: run.instructions.execute } : {}),
+          context: run.context,
         })),
       memory: run.memory,
       emit: run.emit,
@@ -120,6 +123,7 @@ function builtInAuditor(o: ResolvedManagedOptions, run: WiringContext, tools: re
     samplingFor: run.samplingFor,
     maxOutputTokens: run.maxOutputTokens,
     now: run.now,
+    context: run.context,
     ...(o.prompts.audit ? { prompt: o.prompts.audit } : {}),
     ...(run.instructions.audit ? { instructions: run.instructions.audit } : {}),
     limits: {

@@ -27,6 +27,7 @@ import { newReportTally, tallyEvent } from '../shared/report.js';
 import { RoleWiring } from '../shared/role-wiring.js';
 import { RunControl, StopRun } from '../shared/run-control.js';
 import { assembleResult } from '../shared/run-result.js';
+import { typedResult, typedResultSkipped, type TypedResult } from '../shared/typed-result.js';
 import type { ModeRunInit } from '../shared/run-init.js';
 import type { StageContext } from './stage-context.js';
 import { recordSubtaskWrites } from './subtask-schedule.js';
@@ -53,6 +54,8 @@ export class PipelineRun implements StageContext {
   readonly mark: DataMark;
   /** The store error that stopped the run, once a save failed. */
   private storeFailure: HarnessError | undefined;
+  /** The typed result of `run({ output })`, once asked for. */
+  private typed: TypedResult | undefined;
 
   constructor(private readonly init: ModeRunInit) {
     this.o = init.options;
@@ -91,6 +94,7 @@ export class PipelineRun implements StageContext {
       signal: this.control.controller.signal,
       control: this.control,
       costSoFar: () => this.s.tally.cost?.total ?? 0,
+      context: init.context,
       ...(init.checkpointer ? { wrapExecutor: (executor) => this.loops.wrap(executor) } : {}),
     });
     this.budget = new IterationBudget(this.o.limits.maxRunIterations);
@@ -108,6 +112,7 @@ export class PipelineRun implements StageContext {
       await executeStage(this);
       await this.synthesizeStage();
       if (this.o.verification) await verifyStage(this);
+      await this.typedResultStage();
     } catch (error) {
       failure = this.control.asStop(error, 'pipeline');
     } finally {
@@ -273,6 +278,25 @@ export class PipelineRun implements StageContext {
     await this.checkpoint('synthesize');
   }
 
+  /** Asks for the typed result of `run({ output })` when the deliverable did not fail verification. */
+  private async typedResultStage(): Promise<void> {
+    const request = this.init.output;
+    if (!request) return;
+    if (this.s.verdicts.at(-1)?.status === 'failed') return;
+    this.control.check('output');
+    this.typed = await this.control.guard('output', () =>
+      typedResult({
+        request,
+        call: this.roles.typedOutputCall(),
+        runId: this.init.runId,
+        task: this.init.task,
+        deliverable: this.s.deliverable,
+        mark: this.mark,
+        emit: this.emit,
+      }),
+    );
+  }
+
   // ---- loops, budget, snapshots and stopping ----
 
   /** Books a role's loop: its iterations, its abort or timeout, and a failure no retry can cure. */
@@ -342,7 +366,7 @@ export class PipelineRun implements StageContext {
     if (failure && (failure.reason === 'error' || failure.reason === 'budget')) {
       this.emit({ type: 'run-error', runId: this.init.runId, error: failure.error, stage: failure.stage });
     }
-    const result = assembleResult({
+    const assembled = assembleResult({
       runId: this.init.runId,
       failure,
       deliverable: this.s.deliverable,
@@ -353,6 +377,9 @@ export class PipelineRun implements StageContext {
       tally: this.s.tally,
       wallTimeMs: this.elapsedMs(),
     });
+    const result = this.init.output
+      ? { ...assembled, ...(this.typed ?? typedResultSkipped(assembled.status)) }
+      : assembled;
     // An aborted run, or one ended by its store's failure, keeps its last good snapshot: resume() goes on from there.
     // A store that failed behind the run after its last step refuses the finished snapshot, which warns about it.
     if (result.status !== 'aborted' && result.error?.code !== 'store-failed')

@@ -8,13 +8,14 @@ import { DEFAULTS } from '../../defaults.js';
 import type { EmitEvent } from '../../events.js';
 import { Executor } from '../../executor/executor.js';
 import type { ExecutorLike } from '../../contracts/executor.js';
-import { reservedOutputTokens, type Sampling } from '../../llm/call-model.js';
+import { reservedOutputTokens, type ModelCallContext, type Sampling } from '../../llm/call-model.js';
 import { singleShotHooks, type SingleShotHooks } from '../../memory/single-shot.js';
 import type { ExecutionMemory } from '../../memory/types.js';
 import type { PlannerLike, RepairerLike, SynthesizerLike, VerifierLike } from '../../contracts/roles.js';
 import { Planner } from '../../planner/planner.js';
 import { Repairer } from '../../repairer/repairer.js';
 import { Synthesizer } from '../../synthesizer/synthesizer.js';
+import { TYPED_OUTPUT_SCOPE } from '../../synthesizer/typed-output.js';
 import type { ToolRegistry } from '../../tools/registry.js';
 import { Verifier } from '../../verifier/verifier.js';
 import type { Workspace } from '../../workspace/types.js';
@@ -38,6 +39,8 @@ export interface RunContext {
   costSoFar: () => number;
   /** Adds the run's hooks (checkpoints, resume) to every executor loop; absent: executors as built. */
   wrapExecutor?: ((executor: ExecutorLike) => ExecutorLike) | undefined;
+  /** The app's run context (`run({ context })`), handed to every tool call as `ToolContext.context`; never saved. */
+  context?: unknown;
 }
 
 /** The roles of one run, built once each. */
@@ -105,8 +108,28 @@ export class RoleWiring {
     );
   }
 
-  /** What a single-shot JSON role (plan, verify) is built with: its backend and the run's hooks for its calls. */
-  private singleShot(role: 'plan' | 'verify'): SingleShotHooks {
+  /**
+   * How the typed result of `run({ output })` is asked for: a single-shot call of the `synthesize` role (its backend,
+   * sampling, prices and cost limit), fitted into its window, observed under scope `output`.
+   */
+  typedOutputCall(): ModelCallContext {
+    const hooks = this.singleShot('synthesize');
+    return {
+      ...hooks.call,
+      backend: hooks.backend,
+      purpose: 'synthesize',
+      runId: this.run.runId,
+      scope: TYPED_OUTPUT_SCOPE,
+      emit: hooks.emit,
+      countTokens: hooks.countTokens,
+      fit: hooks.fit,
+      now: hooks.now,
+      signal: this.run.signal,
+    };
+  }
+
+  /** What a single-shot role (plan, verify, the typed result) is built with: its backend and the run's hooks for its calls. */
+  private singleShot(role: 'plan' | 'verify' | 'synthesize'): SingleShotHooks {
     return singleShotHooks(
       { ...this.run, summarizer: this.backendFor('summarize'), summarizerSampling: this.samplingFor('summarize') },
       {
@@ -164,6 +187,7 @@ export class RoleWiring {
           toolTimeoutMs: this.o.limits.toolTimeoutMs,
         },
         now: this.run.now,
+        context: this.run.context,
         ...optional('systemPrompt', this.o.prompts.execute),
         // Synthesis and repair loops carry their role's instructions in their objectives, not the executor's.
         ...optional('instructions', purpose === 'execute' ? this.o.instructions.execute : undefined),

@@ -5,6 +5,7 @@
 import type { RunResult } from '../../contracts/work.js';
 import type { RunCheckpointer, RunSnapshot } from '../../durability/types.js';
 import type { HarnessEvents, RunEventNumbering } from '../../event-bus.js';
+import type { OutputRequest } from '../../schema/schema-adapter.js';
 import type { DataMark } from '../../prompts/datamark.js';
 import type { ToolRegistry } from '../../tools/registry.js';
 import type { Workspace } from '../../workspace/types.js';
@@ -39,4 +40,8 @@ export interface ModeRunInit {
   dataMark?: DataMark | undefined;
   /** What the harness has to tell before the run goes on (e.g. that it keeps no snapshots); put in `run-start`. */
   warnings?: string[] | undefined;
+  /** The app's run context (`run({ context })`), handed to every tool call as `ToolContext.context`; never saved. */
+  context?: unknown;
+  /** The typed result asked for by `run({ output })`: its schema and JSON Schema. */
+  output?: OutputRequest | undefined;
 }

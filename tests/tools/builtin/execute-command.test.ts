@@ -5,7 +5,7 @@ import { HarnessError } from '../../../src/errors.js';
 import type { ApprovalRequest } from '../../../src/tools/builtin/command-policy.js';
 import { executeCommandTool, type ExecuteCommandToolOptions } from '../../../src/tools/builtin/execute-command.js';
 import type { ToolOutput } from '../../../src/tools/types.js';
-import { createTestContext, type TestContext } from './support/context.js';
+import { createTestContext, type TestContext, zodInput } from './support/context.js';
 import { alive } from './support/process.js';
 
 let test: TestContext | undefined;
@@ -23,7 +23,7 @@ async function run(
 ): Promise<{ text: string; files: string[] }> {
   test ??= await createTestContext();
   const tool = executeCommandTool({ sandbox: 'none', ...options });
-  const output: ToolOutput = await tool.execute(tool.input.parse({ command, ...extra }), test.ctx);
+  const output: ToolOutput = await tool.execute(zodInput(tool).parse({ command, ...extra }), test.ctx);
   return typeof output === 'string' ? { text: output, files: [] } : { text: output.text, files: output.files ?? [] };
 }
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { abstractFromInvertedIndex, openAlexTool } from '../../../src/tools/builtin/openalex.js';
-import { createTestContext, type TestContext } from './support/context.js';
+import { createTestContext, type TestContext, zodInput } from './support/context.js';
 import { sendJson, startServer, type LoopbackServer } from './support/server.js';
 
 let server: LoopbackServer | undefined;
@@ -33,7 +33,7 @@ const WORK = {
 async function run(input: Record<string, unknown>, options: Parameters<typeof openAlexTool>[0] = {}): Promise<string> {
   test ??= await createTestContext();
   const tool = openAlexTool({ baseURL: server?.url, ...options });
-  return String(await tool.execute(tool.input.parse(input), test.ctx));
+  return String(await tool.execute(zodInput(tool).parse(input), test.ctx));
 }
 
 describe('abstractFromInvertedIndex', () => {
@@ -170,7 +170,7 @@ describe('openAlexTool', () => {
   });
 
   it('needs a query, an id or a filter', () => {
-    expect(openAlexTool().input.safeParse({ entity: 'works' }).success).toBe(false);
+    expect(zodInput(openAlexTool()).safeParse({ entity: 'works' }).success).toBe(false);
   });
 
   it('turns HTTP errors into HarnessErrors', async () => {
@@ -178,10 +178,10 @@ describe('openAlexTool', () => {
     server = await startServer((_req, res) => sendJson(res, { error: 'x' }, statuses.shift() ?? 500));
     test = await createTestContext();
     const tool = openAlexTool({ baseURL: server.url });
-    await expect(tool.execute(tool.input.parse({ entity: 'works', query: 'a' }), test.ctx)).rejects.toMatchObject({
+    await expect(tool.execute(zodInput(tool).parse({ entity: 'works', query: 'a' }), test.ctx)).rejects.toMatchObject({
       code: 'rate-limited',
     });
-    await expect(tool.execute(tool.input.parse({ entity: 'works', id: 'W1' }), test.ctx)).rejects.toMatchObject({
+    await expect(tool.execute(zodInput(tool).parse({ entity: 'works', id: 'W1' }), test.ctx)).rejects.toMatchObject({
       code: 'bad-request',
     });
   });

@@ -6,7 +6,7 @@ import {
   type PythonInterpreterToolOptions,
 } from '../../../src/tools/builtin/python-interpreter.js';
 import type { ToolContext, ToolOutput } from '../../../src/tools/types.js';
-import { createTestContext, type TestContext } from './support/context.js';
+import { createTestContext, type TestContext, zodInput } from './support/context.js';
 import { alive } from './support/process.js';
 
 const contexts: TestContext[] = [];
@@ -28,7 +28,7 @@ function python(
   options: PythonInterpreterToolOptions = {},
 ): (code: string, ctx: ToolContext, reset?: boolean) => Promise<ToolOutput> {
   const tool = pythonInterpreterTool({ sandbox: 'none', ...options });
-  return (code, ctx, reset) => Promise.resolve(tool.execute(tool.input.parse({ code, reset }), ctx));
+  return (code, ctx, reset) => Promise.resolve(tool.execute(zodInput(tool).parse({ code, reset }), ctx));
 }
 
 describe('pythonInterpreterTool', () => {

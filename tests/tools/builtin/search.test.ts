@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { HarnessError, type ProviderHttpError } from '../../../src/errors.js';
 import { searchTool } from '../../../src/tools/builtin/search.js';
 import { brave, searxng, serper, tavily } from '../../../src/tools/builtin/search-providers/index.js';
-import { createTestContext, type TestContext } from './support/context.js';
+import { createTestContext, type TestContext, zodInput } from './support/context.js';
 import { sendJson, startServer, type LoopbackServer } from './support/server.js';
 
 let server: LoopbackServer | undefined;
@@ -281,7 +281,7 @@ describe('searchTool', () => {
     test = await createTestContext();
     const tool = searchTool({ provider: serper({ apiKey: 'k', baseURL: server.url }), maxResults: 4 });
     expect([tool.name, tool.readOnly, tool.observation]).toEqual(['search', true, 'search']);
-    const output = await tool.execute(tool.input.parse({ query: 'long horizon agents' }), test.ctx);
+    const output = await tool.execute(zodInput(tool).parse({ query: 'long horizon agents' }), test.ctx);
     expect(output).toBe(
       [
         '2 web results for "long horizon agents" (serper):',

@@ -5,7 +5,7 @@ import { guardedAgent, NetworkOptionsSchema, NetworkPolicy } from '../../../src/
 import { visitTool, type VisitToolOptions } from '../../../src/tools/builtin/visit.js';
 import { ToolRegistry } from '../../../src/tools/registry.js';
 import type { Tool, ToolOutput } from '../../../src/tools/types.js';
-import { createTestContext, type TestContext } from './support/context.js';
+import { createTestContext, type TestContext, zodInput } from './support/context.js';
 import { recordingConnector, recordingMockAgent, stubLookup } from './support/network.js';
 import { startServer, type LoopbackServer } from './support/server.js';
 
@@ -26,7 +26,7 @@ afterEach(async () => {
 async function visit(url: string, options: VisitToolOptions = {}): Promise<ToolOutput> {
   test ??= await createTestContext();
   const tool = visitTool(options);
-  return tool.execute(tool.input.parse({ url }), test.ctx);
+  return tool.execute(zodInput(tool).parse({ url }), test.ctx);
 }
 
 async function refused(promise: Promise<unknown>): Promise<HarnessError> {

@@ -5,7 +5,7 @@ import { HarnessError } from '../../../src/errors.js';
 import { visitTool } from '../../../src/tools/builtin/visit.js';
 import type { ToolOutput } from '../../../src/tools/types.js';
 import { fixturePath, readFixture } from '../../support/fixtures.js';
-import { createTestContext, type TestContext } from './support/context.js';
+import { createTestContext, type TestContext, zodInput } from './support/context.js';
 import { tinyPdf } from './support/pdf.js';
 import { startServer, type LoopbackServer } from './support/server.js';
 
@@ -27,7 +27,7 @@ const LOOPBACK = { network: { allowPrivate: true } };
 async function visit(url: string, options: Parameters<typeof visitTool>[0] = {}): Promise<ToolOutput> {
   test ??= await createTestContext();
   const tool = visitTool({ ...LOOPBACK, ...options });
-  return tool.execute(tool.input.parse({ url }), test.ctx);
+  return tool.execute(zodInput(tool).parse({ url }), test.ctx);
 }
 
 async function failure(promise: Promise<unknown>): Promise<HarnessError> {

@@ -10,7 +10,7 @@ import { serper, searxng } from '../../../src/tools/builtin/search-providers/ind
 import { visitTool } from '../../../src/tools/builtin/visit.js';
 import type { Tool, ToolOutput } from '../../../src/tools/types.js';
 import { makePng } from '../../workspace/support/make-files.js';
-import { createTestContext, type TestContext } from './support/context.js';
+import { createTestContext, type TestContext, zodInput } from './support/context.js';
 import { startServer, type LoopbackServer } from './support/server.js';
 
 /** Every web tool against the same misbehaving loopback server: 404, 429, no answer, an endless body, binary data. */
@@ -135,7 +135,7 @@ async function call(
   test = await createTestContext();
   const built = tool.make(server.url);
   try {
-    return await built.execute(built.input.parse(tool.input(server.url)), test.ctx);
+    return await built.execute(zodInput(built).parse(tool.input(server.url)), test.ctx);
   } catch (error) {
     expect(HarnessError.isInstance(error), `expected a HarnessError, got ${String(error)}`).toBe(true);
     return error as HarnessError;

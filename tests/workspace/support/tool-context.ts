@@ -11,6 +11,7 @@ export function toolContext(
 ): ToolContext {
   return {
     runId: 'run-test',
+    context: undefined,
     purpose: 'execute',
     scope: options.scope ?? 'subtask-1',
     workspace,

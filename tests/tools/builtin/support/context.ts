@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { LocalWorkspace } from '../../../../src/workspace/local-workspace.js';
-import type { ToolContext } from '../../../../src/tools/types.js';
+import type { z } from 'zod';
+import type { Tool, ToolContext } from '../../../../src/tools/types.js';
 
 /** A real temporary workspace and a ToolContext over it, with the scope-end hooks collected. */
 export interface TestContext {
@@ -20,6 +21,7 @@ export async function createTestContext(scope = 'subtask-1', runId = 'run-test')
   const cleanups: (() => void | Promise<void>)[] = [];
   const ctx: ToolContext = {
     runId,
+    context: undefined,
     purpose: 'execute',
     scope,
     workspace,
@@ -47,4 +49,9 @@ export async function createTestContext(scope = 'subtask-1', runId = 'run-test')
       await rm(workspace.root, { recursive: true, force: true });
     },
   };
+}
+
+/** A built-in tool's input schema as the zod schema it is (`Tool.input` is typed as any Standard Schema). */
+export function zodInput<I>(tool: Tool<I>): z.ZodType<I> {
+  return tool.input as unknown as z.ZodType<I>;
 }
