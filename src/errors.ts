@@ -62,6 +62,8 @@ export type HarnessErrorCode =
    * defect, also in a fresh call): the run ends `unverified`, its deliverable kept but unchecked.
    */
   | 'verification-unavailable'
+  /** A run ended with an empty deliverable (no answer, no file), e.g. because every subtask failed. */
+  | 'nothing-delivered'
   /** The next model call would take the run's cost past `limits.maxCost`. */
   | 'cost-limit'
   /** A run store could not save or load a snapshot (disk full, permission, connection); the last good one is intact. */

@@ -23,8 +23,9 @@ export interface RunEndState {
 /**
  * The run's result: status from how it stopped and the last verdict, the deliverable (the partial one when no stage
  * produced one), every planned subtask in plan order (those never started as `skipped`) and the report. A run that
- * ran to its end succeeds only when its last verdict passed (or it had none: verification off); a last verdict that
- * failed makes it `failed`, one that could not be obtained `unverified`.
+ * ran to its end succeeds only when its last verdict passed (or it had none: verification off) and it delivered an
+ * answer or a file; a last verdict that failed makes it `failed`, one that could not be obtained `unverified`, an empty
+ * deliverable `failed` (`nothing-delivered`) whatever the verdict.
  * @internal
  */
 export function assembleResult(state: RunEndState): RunResult {
@@ -36,7 +37,11 @@ export function assembleResult(state: RunEndState): RunResult {
   );
   const deliverable =
     state.deliverable.answer || state.deliverable.files.length ? state.deliverable : partialDeliverable(state.records);
-  const { status, error } = failure ? stoppedOutcome(failure) : verdictOutcome(verdicts);
+  const { status, error } = failure
+    ? stoppedOutcome(failure)
+    : isEmpty(deliverable)
+      ? nothingDelivered(subtasks)
+      : verdictOutcome(verdicts);
   return {
     runId: state.runId,
     status,
@@ -51,6 +56,28 @@ export function assembleResult(state: RunEndState): RunResult {
 }
 
 type Outcome = { status: RunResult['status']; error?: RunResult['error'] };
+
+function isEmpty(deliverable: Deliverable): boolean {
+  return deliverable.answer.trim() === '' && deliverable.files.length === 0;
+}
+
+/**
+ * A run that ran to its end with no answer and no file delivered nothing, whatever a verdict said of it: a verifier
+ * that passes an empty deliverable (or no verifier at all) does not make it a success.
+ */
+function nothingDelivered(subtasks: readonly SubtaskRecord[]): Outcome {
+  const failed = subtasks.filter((subtask) => subtask.status === 'failed').length;
+  const why = failed ? ` ${failed} of ${subtasks.length} subtask(s) failed.` : '';
+  return {
+    status: 'failed',
+    error: {
+      code: 'nothing-delivered',
+      message:
+        `The run ended with an empty deliverable: no answer and no file.${why} See result.subtasks for each ` +
+        "subtask's error, and the run's events for what the model did.",
+    },
+  };
+}
 
 function stoppedOutcome(failure: StopRun): Outcome {
   const status = failure.reason === 'aborted' ? 'aborted' : failure.reason === 'timeout' ? 'timeout' : 'failed';
