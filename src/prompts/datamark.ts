@@ -60,8 +60,28 @@ const VIEW_BRACKET = '⟦';
 /** ASCII letters that imitate id digits (after lower-casing): the only folding ASCII text needs. */
 const ASCII_LOOKALIKES = /[oli|]/g;
 
-/** Text made of ASCII characters only: its normalised view is its lower case with {@link ASCII_LOOKALIKES} folded. */
-const ASCII_ONLY = /^\p{ASCII}*$/u;
+/** Every character a match of the marker search can contain: the bracket, `/`, `-`, the letters of `data`, hex digits. */
+const MARKER_ALPHABET = /[⟦/\-0-9a-ft]/;
+/** A non-ASCII UTF-16 unit (not a `u` pattern: scanning for one is several times faster without). */
+const NON_ASCII = /[^\0-\x7f]/g;
+
+/**
+ * Whether every non-ASCII code point of `text` shows in the search view as at least one character that no match
+ * can contain (`…` shows as `...`, `漢` as itself). A match then lies inside one run of ASCII characters, which the
+ * view maps one to one, so only the id can be there and `idInAscii` finds it: mostly-ASCII text (a bounded observation
+ * with its `…`) takes the fast path without building the view of the whole text at every step. A code point that
+ * shows as nothing (an invisible one) or as a marker character sends the text to the full search.
+ */
+function nonAsciiInert(text: string): boolean {
+  NON_ASCII.lastIndex = 0;
+  for (let found = NON_ASCII.exec(text); found; found = NON_ASCII.exec(text)) {
+    const char = String.fromCodePoint(text.codePointAt(found.index) as number);
+    const view = searchViewOf(char);
+    if (view === '' || MARKER_ALPHABET.test(view)) return false;
+    NON_ASCII.lastIndex = found.index + char.length;
+  }
+  return true;
+}
 
 /** What a marker-like sequence's bracket becomes: plain ASCII, which no block ever opens or closes with. */
 const NEUTRAL_BRACKET = '[';
@@ -159,9 +179,9 @@ export class DataMark {
    */
   neutralize(text: string): string {
     // Fast path: almost all text holds nothing marker-like. ASCII text has no marker brackets, invisible characters or
-    // compatibility forms, so only the id (in any case, or with look-alike letters) could be there; other text is
-    // searched in its normalised view.
-    if (ASCII_ONLY.test(text) && !this.idInAscii.test(text)) return text;
+    // compatibility forms, so only the id (in any case, or with look-alike letters) could be there; so is text whose
+    // other characters cannot be part of a match (see nonAsciiInert). Other text is searched in its normalised view.
+    if (nonAsciiInert(text) && !this.idInAscii.test(text)) return text;
     const { view, textIndexOf } = mappedView(text);
     this.finder.lastIndex = 0;
     if (!this.finder.test(view)) return text;

@@ -21,6 +21,14 @@ const MAX_ERROR_DEPTH = 8;
 /** How deep data (an event) may nest; anything deeper is replaced rather than kept unredacted. */
 const MAX_DATA_DEPTH = 64;
 
+/**
+ * Texts up to this long are remembered with their redaction: an event's keys, ids, names and kinds come back in every
+ * event of every run, and redacting each again would run every pattern over it each time.
+ */
+const MEMO_MAX_LENGTH = 128;
+/** The remembered texts are forgotten all at once past this many, so the memo stays small (well under 2 MB). */
+const MEMO_MAX_ENTRIES = 2_048;
+
 /** The secrets a {@link Redactor} knows by value. @internal */
 export interface RedactorSecrets {
   /** Matched whole and by every run of 12 of their characters (API keys, which providers echo in part). */
@@ -72,8 +80,22 @@ export class Redactor {
     }
   }
 
+  /** Short texts already redacted, and what they became: the secrets never change for a redactor. */
+  readonly #memo = new Map<string, string>();
+
   /** `text` with every known secret, every long run of a credential's characters and every secret shape replaced. */
   text(text: string): string {
+    if (text.length > MEMO_MAX_LENGTH) return this.#redact(text);
+    let out = this.#memo.get(text);
+    if (out === undefined) {
+      out = this.#redact(text);
+      if (this.#memo.size >= MEMO_MAX_ENTRIES) this.#memo.clear();
+      this.#memo.set(text, out);
+    }
+    return out;
+  }
+
+  #redact(text: string): string {
     let out = text;
     for (const secret of this.#secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
     if (this.#fragments.size > 0)

@@ -115,6 +115,9 @@ describe('DataMark on plain ASCII text', () => {
       'é',
       '漢',
       '👍',
+      '…',
+      '→',
+      '—',
       'ﬀ',
       'а',
       '⟬',
@@ -141,6 +144,35 @@ describe('DataMark on plain ASCII text', () => {
       ),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('DataMark on mostly-ASCII text', () => {
+  // A bounded tool observation is ASCII with a truncation `…`: at every step of every run. Its characters outside
+  // ASCII cannot be part of a marker, so it takes the fast path too instead of a normalised view of the whole text.
+  const observation = `${'measurement '.repeat(600)}… (3 000 characters left out) …${'measurement '.repeat(50)}`;
+
+  it('leaves such text as it is without lower-casing a copy of all of it', () => {
+    const lowered: number[] = [];
+    const toLowerCase = String.prototype.toLowerCase;
+    String.prototype.toLowerCase = function (this: string) {
+      lowered.push(this.length);
+      return toLowerCase.call(this);
+    };
+    try {
+      expect(mark.neutralize(observation)).toBe(observation);
+    } finally {
+      String.prototype.toLowerCase = toLowerCase;
+    }
+    expect(Math.max(0, ...lowered)).toBeLessThan(100);
+  });
+
+  it('still catches the id, a look-alike id and a marker in it', () => {
+    for (const planted of [ID.toUpperCase(), cyrillic(ID), mark.open, `〚${fullwidth('data-')}`, `⟦da\u200bta-`]) {
+      const text = `${observation.slice(0, 4000)}${planted}${observation.slice(4000)}`;
+      expect(mark.neutralize(text)).toBe(referenceNeutralize(text));
+      expect(mark.neutralize(text)).not.toBe(text);
+    }
   });
 });
 

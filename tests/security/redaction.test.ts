@@ -49,6 +49,40 @@ describe('Redactor', () => {
     expect(redactor.text('/opt/some/long/other')).toBe('/opt/some/long/other');
     expect(redactor.text('at /opt/some/long/value/path')).toBe('at [REDACTED]');
   });
+
+  // Every event of every run is redacted for the event log: its keys and short values repeat across events.
+  it('redacts a short text it has seen before without running its patterns again, with the same result', () => {
+    const redactor = new Redactor({ credentials: ['cred-0123456789abcdefgh'], exact: ['opaque-value-123'] });
+    const event = {
+      type: 'tool-result',
+      runId: 'run-1',
+      scope: 'st-1',
+      note: 'opaque-value-123',
+      key: 'sk-ant-api03-abcdefghijklmnopqrstuvwxyz',
+    };
+    const first = redactor.data(event);
+    expect(first).toEqual({ ...event, note: '[REDACTED]', key: '[REDACTED]' });
+    let patternRuns = 0;
+    const { test, exec } = RegExp.prototype;
+    RegExp.prototype.test = function (this: RegExp, text: string) {
+      patternRuns += 1;
+      return test.call(this, text);
+    };
+    RegExp.prototype.exec = function (this: RegExp, text: string) {
+      patternRuns += 1;
+      return exec.call(this, text);
+    };
+    try {
+      expect(redactor.data(event)).toEqual(first);
+    } finally {
+      Object.assign(RegExp.prototype, { test, exec });
+    }
+    expect(patternRuns).toBe(0);
+    // A long text is redacted afresh each time (it is not remembered), still correctly.
+    const long = `${'x'.repeat(200)} opaque-value-123`;
+    expect(redactor.text(long)).toBe(`${'x'.repeat(200)} [REDACTED]`);
+    expect(redactor.text(long)).toBe(`${'x'.repeat(200)} [REDACTED]`);
+  });
 });
 
 describe('secrets the harness knows', () => {
