@@ -3,7 +3,15 @@
  * pruned after a context-length error) and those its tools make, all counted and observed like every call of the run.
  * @module
  */
-import type { GenerateRequest, GenerateResult, LlmBackend, Message, Purpose, ToolSpec } from '../backend/types.js';
+import type {
+  GenerateRequest,
+  GenerateResult,
+  LlmBackend,
+  Message,
+  Purpose,
+  ToolSpec,
+  Usage,
+} from '../backend/types.js';
 import { HarnessError } from '../errors.js';
 import type { EventInput } from '../events.js';
 import { callModel, reservedOutputTokens, type ModelCallContext } from '../llm/call-model.js';
@@ -100,12 +108,7 @@ export class LoopModel {
       callModel(this.callContext(input.purpose, backend), { messages, tools, toolChoice: 'auto', cacheBreakpoints }),
     );
     progress.peakRequestTokens = Math.max(progress.peakRequestTokens, this.lastRequestTokens);
-    const { usage } = progress;
-    usage.inputTokens += result.usage.inputTokens ?? 0;
-    usage.outputTokens += result.usage.outputTokens ?? 0;
-    if (result.usage.cachedInputTokens !== undefined) {
-      usage.cachedInputTokens = (usage.cachedInputTokens ?? 0) + result.usage.cachedInputTokens;
-    }
+    addUsage(progress.usage, result.usage);
     return result;
   }
 
@@ -185,6 +188,18 @@ export class LoopModel {
   /** The output reserve of a call to `backend`: the same number fits the request and goes out with it. */
   private reserveFor(backend: LlmBackend): number {
     return reservedOutputTokens(backend.contextWindow, this.host.settings.maxOutputTokens);
+  }
+}
+
+/** Adds one call's usage to the loop's; a cache figure appears once a call reported it. */
+function addUsage(total: Usage, call: Usage): void {
+  total.inputTokens += call.inputTokens ?? 0;
+  total.outputTokens += call.outputTokens ?? 0;
+  if (call.cachedInputTokens !== undefined) {
+    total.cachedInputTokens = (total.cachedInputTokens ?? 0) + call.cachedInputTokens;
+  }
+  if (call.cacheWriteInputTokens !== undefined) {
+    total.cacheWriteInputTokens = (total.cacheWriteInputTokens ?? 0) + call.cacheWriteInputTokens;
   }
 }
 
