@@ -15,6 +15,7 @@ import type {
 import { HarnessError } from '../errors.js';
 import type { EventInput } from '../events.js';
 import { callModel, reservedOutputTokens, type ModelCallContext } from '../llm/call-model.js';
+import { isAged } from '../memory/aging.js';
 import { isHistorySummary } from '../memory/summary-prompt.js';
 import type { MemoryScope, PendingRequest } from '../memory/types.js';
 import type { DataMark } from '../prompts/datamark.js';
@@ -47,6 +48,8 @@ export interface LoopModelHost {
 export class LoopModel {
   // Tokens of the request being sent, as sized for its llm-request event (exact near the window, else a bound).
   private lastRequestTokens = 0;
+  // The last aged observation of the previous request: the end of the part an aging batch leaves cached.
+  private agedEnd = -1;
   private readonly prefix: PrefixWatch;
   /** The loop's memory scope, with what the memory emits while fitting a request also told to the prefix watch. */
   private readonly fitScope: MemoryScope;
@@ -103,7 +106,9 @@ export class LoopModel {
   private async generate(messages: Message[], tools: ToolSpec[]): Promise<GenerateResult> {
     const { input, backend, progress } = this.host;
     this.prefix.sending(messages);
-    const cacheBreakpoints = stableEnds(messages);
+    const agedEnd = messages.findLastIndex(isAged);
+    const cacheBreakpoints = stableEnds(messages, [this.agedEnd, agedEnd]);
+    this.agedEnd = agedEnd;
     const result = await this.host.untilStopped(
       callModel(this.callContext(input.purpose, backend), { messages, tools, toolChoice: 'auto', cacheBreakpoints }),
     );
@@ -205,10 +210,17 @@ function addUsage(total: Usage, call: Usage): void {
 
 /**
  * The messages of a loop's request that end a stable part, where a provider that caches only marked prefixes should
- * mark them: the task message, and the compression summary right after it when there is one.
+ * mark them: the task message, the compression summary right after it when there is one, and the last aged
+ * observation of this request and of the previous one (`agedEnds`). Aging rewrites the dialogue from its first newly
+ * aged observation on: marking where the previous batch ended lets the request that ages a batch read everything
+ * before it, and marking where this one ends caches the collapsed batch once for the requests after it.
  */
-function stableEnds(messages: readonly Message[]): number[] {
+function stableEnds(messages: readonly Message[], agedEnds: readonly number[]): number[] {
   const ends = messages.length >= PROTECTED_COUNT ? [PROTECTED_COUNT - 1] : [];
   if (isHistorySummary(messages[PROTECTED_COUNT])) ends.push(PROTECTED_COUNT);
+  for (const end of [...new Set(agedEnds)].sort((a, b) => a - b)) {
+    const message = messages[end];
+    if (end > (ends.at(-1) ?? -1) && message && isAged(message)) ends.push(end);
+  }
   return ends;
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { GenerateRequest, PromptCacheCapability } from '../../src/backend/types.js';
+import type { GenerateRequest, Message, PromptCacheCapability } from '../../src/backend/types.js';
+import { isAged } from '../../src/memory/aging.js';
 import type { CacheBreakEvent } from '../../src/events.js';
 import { createHarness, defineTool, type MemoryManagerOptions } from '../../src/index.js';
 import { reply, ScriptedBackend, submit, toolCall } from '../../src/testing/index.js';
@@ -65,7 +66,17 @@ describe('prompt caching: a loop keeps its prefix between reported breaks', () =
     expect(run.result.report.cacheBreaks).toEqual({
       aging: { count: 3, prefixTokensLost: run.breaks.reduce((sum, b) => sum + b.prefixTokensLost, 0) },
     });
-    for (const { request } of run.execute) expect(request.cacheBreakpoints).toEqual([1]);
+    // Each request marks the task message and the last aged observation; the request that ages a batch also marks
+    // where the batch before it ended, so it reads everything up to there.
+    const lastAged = (messages: readonly Message[]) => messages.findLastIndex((m) => isAged(m));
+    let previous = -1;
+    for (const { request } of run.execute) {
+      const current = lastAged(request.messages);
+      const aged = [...new Set([previous, current])].filter((i) => i >= 0).sort((a, b) => a - b);
+      expect(request.cacheBreakpoints).toEqual([1, ...aged]);
+      previous = current;
+    }
+    expect(run.execute.filter((r) => (r.request.cacheBreakpoints?.length ?? 0) === 3)).toHaveLength(2);
   });
 
   it('without a caching backend aging goes on every step, and every step reports its break', async () => {
