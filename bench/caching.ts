@@ -49,6 +49,8 @@ interface Sheet {
   cachedInputPerMTok: number;
   /** Cache writes (markers only); automatic caches bill none. */
   cacheWritePerMTok: number;
+  /** Markers only: how far before a marker the provider looks for a cached prefix (Anthropic: 20 blocks). */
+  lookbackParts?: number;
 }
 
 /** Claude Sonnet 4.5's list prices: $3 input, reads 0.1×, 5-minute writes 1.25× (docs/backends.md has the sources). */
@@ -58,6 +60,7 @@ const ANTHROPIC: Sheet = {
   inputPerMTok: 3,
   cachedInputPerMTok: 0.3,
   cacheWritePerMTok: 3.75,
+  lookbackParts: 20,
 };
 /** GPT-4.1's list prices as published at its launch: $2 input, cached 0.25×, no write charge (check the current sheet). */
 const OPENAI: Sheet = {
@@ -142,7 +145,12 @@ class Bill {
 
 /** A price sheet's simulated cache on a simulated clock, and the bill of the calls it serves. */
 function meter(sheet: Sheet, now: () => number) {
-  return { sheet, cache: new SimulatedPromptCache({ mode: sheet.cache, now }), bill: new Bill(sheet) };
+  const cache = new SimulatedPromptCache({
+    mode: sheet.cache,
+    now,
+    ...(sheet.lookbackParts ? { lookbackParts: sheet.lookbackParts } : {}),
+  });
+  return { sheet, cache, bill: new Bill(sheet) };
 }
 
 /** How horizon-harness's memory is set up for one run: the paper's defaults, or observation aging in batches. */
