@@ -5,7 +5,10 @@
  * cache) and an OpenAI one (automatic cache). Every provider is `SimulatedPromptCache` from `horizon-harness/testing`
  * on a simulated clock (one call every {@link SECONDS_PER_CALL} s), so the figures are the same on every run; time to
  * first token follows a prefill model (every token not read from the cache × {@link PREFILL_MS_PER_TOKEN}).
- * Prints the table and each target as measured / goal / met.
+ * Prints the table and each target as measured / goal / met, then the trade-off of observation aging's batch size
+ * (docs/memory.md, "Prompt caching"): the long loop with no aging and with batches of 1 to 16 rounds, on a 128 K and
+ * a 32 K window. Each harness run is billed under both sheets at once (the memory sends the same requests to any
+ * caching provider).
  * @module
  */
 import { z } from 'zod';
@@ -15,12 +18,15 @@ import {
   type GenerateRequest,
   type GenerateResult,
   type HarnessEvent,
+  type LlmBackend,
   type Message,
   type ToolSpec,
+  type Usage,
 } from '../src/index.js';
 import { planOf, submit, toolCall, verdict } from '../src/testing/replies.js';
 import { aiSdkTurn, deterministicText, fakeAiSdkModel } from './long-loop.js';
-import { SimulatedPromptCache, withSimulatedPromptCache } from '../src/testing/simulated-prompt-cache.js';
+import { DEFAULTS } from '../src/defaults.js';
+import { SimulatedPromptCache } from '../src/testing/simulated-prompt-cache.js';
 
 /** Tool calls of the long loop, and pages per subtask × subtasks of the pipeline run. */
 const LOOP_STEPS = 200;
@@ -43,6 +49,8 @@ interface Sheet {
   cachedInputPerMTok: number;
   /** Cache writes (markers only); automatic caches bill none. */
   cacheWritePerMTok: number;
+  /** Markers only: how far before a marker the provider looks for a cached prefix (Anthropic: 20 blocks). */
+  lookbackParts?: number;
 }
 
 /** Claude Sonnet 4.5's list prices: $3 input, reads 0.1×, 5-minute writes 1.25× (docs/backends.md has the sources). */
@@ -52,6 +60,7 @@ const ANTHROPIC: Sheet = {
   inputPerMTok: 3,
   cachedInputPerMTok: 0.3,
   cacheWritePerMTok: 3.75,
+  lookbackParts: 20,
 };
 /** GPT-4.1's list prices as published at its launch: $2 input, cached 0.25×, no write charge (check the current sheet). */
 const OPENAI: Sheet = {
@@ -61,6 +70,9 @@ const OPENAI: Sheet = {
   cachedInputPerMTok: 0.5,
   cacheWritePerMTok: 2,
 };
+
+/** The sheets every run is billed under; the first is the one the harness's backend declares (markers). */
+const SHEETS = [ANTHROPIC, OPENAI] as const;
 
 type Workload = 'long loop' | 'pipeline';
 type Contender = 'ai-sdk' | 'paper' | 'aging';
@@ -131,25 +143,54 @@ class Bill {
   }
 }
 
-function newCache(sheet: Sheet): { cache: SimulatedPromptCache; tick: () => void } {
-  let now = 0;
-  const cache = new SimulatedPromptCache({ mode: sheet.cache, now: () => now });
-  return { cache, tick: () => (now += SECONDS_PER_CALL * 1000) };
+/** A price sheet's simulated cache on a simulated clock, and the bill of the calls it serves. */
+function meter(sheet: Sheet, now: () => number) {
+  const cache = new SimulatedPromptCache({
+    mode: sheet.cache,
+    now,
+    ...(sheet.lookbackParts ? { lookbackParts: sheet.lookbackParts } : {}),
+  });
+  return { sheet, cache, bill: new Bill(sheet) };
 }
 
-/** horizon-harness on the workload, its one backend behind the simulated cache. */
-async function harnessRun(workload: Workload, memory: 'paper' | 'aging', sheet: Sheet): Promise<CacheMeasurement> {
+/** How horizon-harness's memory is set up for one run: the paper's defaults, or observation aging in batches. */
+interface MemorySetup {
+  /** Rounds of old observations that age at once (`observationAging.batchRounds`); absent: no aging. */
+  agingBatch?: number;
+  window: number;
+}
+
+/** What one harness run measured under each price sheet, and the cache breaks it reported. */
+interface HarnessRun {
+  bills: Bill[];
+  compressions: number;
+  peakRequestTokens: number;
+  cacheBreaks: string;
+}
+
+/**
+ * horizon-harness on the workload. Its backend declares a marker-based cache (the memory treats every caching
+ * provider alike: it batches aging and sends the same requests), and each request is billed by both sheets'
+ * simulated caches, so one run measures both.
+ */
+async function harnessRun(workload: Workload, setup: MemorySetup): Promise<HarnessRun> {
   const pages = workload === 'long loop' ? LOOP_STEPS : PIPELINE_SUBTASKS * PAGES_PER_SUBTASK;
   const perLoop = workload === 'long loop' ? LOOP_STEPS : PAGES_PER_SUBTASK;
-  const { cache, tick } = newCache(sheet);
+  let now = 0;
+  const meters = SHEETS.map((sheet) => meter(sheet, () => now));
+  // Each call's usage under each sheet, until its llm-response event bills it (calls are made one at a time).
+  const pending: Usage[][] = [];
   let served = 0;
   let inLoop = 0;
-  const model = {
+  const backend: LlmBackend = {
     provider: 'bench',
     modelId: 'simulated',
-    contextWindow: WINDOW,
+    contextWindow: setup.window,
+    promptCache: meters[0]?.cache.capability,
     generate: async (request: GenerateRequest): Promise<GenerateResult> => {
-      tick();
+      now += SECONDS_PER_CALL * 1000;
+      const usage = meters.map((m) => ({ ...m.cache.observe(request), outputTokens: OUTPUT_TOKENS_PER_CALL }));
+      pending.push(usage);
       const step = ((): GenerateResult => {
         switch (request.purpose) {
           case 'plan':
@@ -169,7 +210,7 @@ async function harnessRun(workload: Workload, memory: 'paper' | 'aging', sheet: 
             return submit('done');
         }
       })();
-      return { ...step, usage: { inputTokens: 0, outputTokens: OUTPUT_TOKENS_PER_CALL } };
+      return { ...step, usage: usage[0] ?? emptyUsage() };
     },
   };
   const fetchPage = defineTool({
@@ -180,15 +221,14 @@ async function harnessRun(workload: Workload, memory: 'paper' | 'aging', sheet: 
     execute: ({ page: n }) => page(n + 1),
   });
   const harness = createHarness({
-    backend: withSimulatedPromptCache(model, { mode: sheet.cache, cache }),
+    backend,
     tools: [fetchPage],
     decomposition: workload === 'pipeline',
     verification: workload === 'pipeline',
     store: false,
     limits: { maxIterations: perLoop + 10 },
-    ...(memory === 'aging' ? { memory: { observationAging: {} } } : {}),
+    ...(setup.agingBatch ? { memory: { observationAging: { batchRounds: setup.agingBatch } } } : {}),
   });
-  const bill = new Bill(sheet);
   // A call breaks its loop's run of cached prefixes when it is a loop's first, a summary, or follows a compression.
   const brokenScopes = new Set<string>();
   const seenScopes = new Set<string>();
@@ -203,12 +243,21 @@ async function harnessRun(workload: Workload, memory: 'paper' | 'aging', sheet: 
     const afterBreak = event.purpose === 'summarize' || !seenScopes.has(scope) || brokenScopes.has(scope);
     seenScopes.add(scope);
     if (event.purpose !== 'summarize') brokenScopes.delete(scope);
-    bill.add(event.usage, afterBreak);
+    const usage = pending.shift();
+    meters.forEach((m, i) => m.bill.add(usage?.[i] ?? event.usage, afterBreak));
   });
   const result = await harness.run(TASK);
   await harness.close();
   if (result.status !== 'succeeded') throw new Error(`caching bench: harness run ${result.status}`);
-  return measurement(workload, memory, sheet, bill, compressions, result.report.peakRequestTokens);
+  const breaks = Object.entries(result.report.cacheBreaks)
+    .map(([cause, count]) => `${count?.count ?? 0} ${cause}`)
+    .join(', ');
+  return {
+    bills: meters.map((m) => m.bill),
+    compressions,
+    peakRequestTokens: result.report.peakRequestTokens,
+    cacheBreaks: breaks || '0',
+  };
 }
 
 function submitText(content: string): GenerateResult {
@@ -251,13 +300,13 @@ function measurement(
 async function aiSdkRun(workload: Workload, sheet: Sheet): Promise<CacheMeasurement> {
   const { generateText, tool, stepCountIs } = await import('ai');
   const pages = workload === 'long loop' ? LOOP_STEPS : PIPELINE_SUBTASKS * PAGES_PER_SUBTASK;
-  const { cache, tick } = newCache(sheet);
-  const bill = new Bill(sheet);
+  let now = 0;
+  const { cache, bill } = meter(sheet, () => now);
   const cacheControl = { anthropic: { cacheControl: { type: 'ephemeral' as const } } };
   const marked = sheet.cache === 'markers';
   let calls = 0;
   const model = fakeAiSdkModel('simulated', (options) => {
-    tick();
+    now += SECONDS_PER_CALL * 1000;
     const request = fromAiSdkPrompt(options.prompt, options.tools ?? []);
     bill.add({ ...cache.observe(request), outputTokens: OUTPUT_TOKENS_PER_CALL }, calls === 0);
     return aiSdkTurn(calls++, pages);
@@ -400,18 +449,77 @@ export function cachingReport(results: CacheMeasurement[]): string {
   return lines.join('\n');
 }
 
-/** `npm run bench`'s caching section: measures every workload × sheet × contender and prints the tables. */
+/** The memory set-ups of the aging trade-off table: no aging, and aging in batches of 1 to 16 rounds. */
+const AGING_BATCHES = [undefined, 1, 4, 8, 16] as const;
+const SWEEP_WINDOWS = [WINDOW, 32_000] as const;
+
+/** One row of the aging trade-off table: the long loop under one memory set-up, billed under both sheets. */
+interface AgingRow {
+  setup: MemorySetup;
+  run: HarnessRun;
+}
+
+/** Renders the aging trade-off table (docs/memory.md, "Prompt caching"). */
+export function agingReport(rows: AgingRow[]): string {
+  const billed = (bill: Bill | undefined) =>
+    bill ? `${usd(bill.cost)} (${((100 * bill.cached) / Math.max(1, bill.input)).toFixed(0)} %)` : '–';
+  return [
+    `\nObservation aging and the prompt cache: the long loop (N = ${LOOP_STEPS}) per memory set-up, each run billed under both sheets; hit % is the share of all input read from the cache\n`,
+    '| configuration | window | Σ input tokens | cache breaks | Anthropic billed input (hit %) | OpenAI billed input (hit %) | peak request |',
+    '|---|---:|---:|---|---:|---:|---:|',
+    ...rows.map(({ setup, run }) =>
+      row([
+        setup.agingBatch ? `aging, batches of ${setup.agingBatch}` : 'paper defaults',
+        setup.window.toLocaleString('en-US'),
+        (run.bills[0]?.input ?? 0).toLocaleString('en-US'),
+        run.cacheBreaks,
+        billed(run.bills[0]),
+        billed(run.bills[1]),
+        run.peakRequestTokens.toLocaleString('en-US'),
+      ]),
+    ),
+  ].join('\n');
+}
+
+/**
+ * `npm run bench`'s caching section: every workload × sheet × contender, the targets, and the aging trade-off table
+ * on the long loop; prints the tables.
+ */
 export async function cachingBench(): Promise<CacheMeasurement[]> {
+  const runs = new Map<string, HarnessRun>();
+  // A harness run bills both sheets: the main table and the trade-off table share the runs they both need.
+  const runOf = async (workload: Workload, setup: MemorySetup) => {
+    const key = `${workload}|${setup.window}|${setup.agingBatch ?? 0}`;
+    let run = runs.get(key);
+    if (!run) {
+      process.stderr.write(`caching benchmark: horizon-harness, ${key}…\n`);
+      run = await harnessRun(workload, setup);
+      runs.set(key, run);
+    }
+    return run;
+  };
   const results: CacheMeasurement[] = [];
   for (const workload of ['long loop', 'pipeline'] as const) {
-    for (const sheet of [ANTHROPIC, OPENAI]) {
-      process.stderr.write(`caching benchmark: ${workload}, ${sheet.name}…\n`);
+    for (const [i, sheet] of SHEETS.entries()) {
+      process.stderr.write(`caching benchmark: the AI SDK, ${workload}, ${sheet.name}…\n`);
       results.push(await aiSdkRun(workload, sheet));
-      results.push(await harnessRun(workload, 'paper', sheet));
-      results.push(await harnessRun(workload, 'aging', sheet));
+      for (const contender of ['paper', 'aging'] as const) {
+        const setup = { window: WINDOW, ...(contender === 'aging' ? { agingBatch: DEFAULTS.agingBatchRounds } : {}) };
+        const run = await runOf(workload, setup);
+        const bill = run.bills[i];
+        if (bill) results.push(measurement(workload, contender, sheet, bill, run.compressions, run.peakRequestTokens));
+      }
     }
   }
   console.log(cachingReport(results));
+  const rows: AgingRow[] = [];
+  for (const window of SWEEP_WINDOWS) {
+    for (const agingBatch of AGING_BATCHES) {
+      const setup = { window, ...(agingBatch ? { agingBatch } : {}) };
+      rows.push({ setup, run: await runOf('long loop', setup) });
+    }
+  }
+  console.log(agingReport(rows));
   return results;
 }
 

@@ -101,8 +101,9 @@ export interface GenerateRequest {
   onRetry?: (retry: RetryNotice) => void;
   /**
    * Indices into `messages` of the messages that end a stable part of the request (the loop's task message, the
-   * latest compression summary): a backend whose provider caches only where the request marks it places its cache
-   * markers there. Set by the harness on the calls of its executor loops; other backends ignore it.
+   * latest compression summary, the last aged observation of this request and of the loop's previous one): a backend
+   * whose provider caches only where the request marks it places its cache markers there. Set by the harness on the
+   * calls of its executor loops; other backends ignore it.
    */
   cacheBreakpoints?: readonly number[];
 }

@@ -3,10 +3,19 @@
  * pruned after a context-length error) and those its tools make, all counted and observed like every call of the run.
  * @module
  */
-import type { GenerateRequest, GenerateResult, LlmBackend, Message, Purpose, ToolSpec } from '../backend/types.js';
+import type {
+  GenerateRequest,
+  GenerateResult,
+  LlmBackend,
+  Message,
+  Purpose,
+  ToolSpec,
+  Usage,
+} from '../backend/types.js';
 import { HarnessError } from '../errors.js';
 import type { EventInput } from '../events.js';
 import { callModel, reservedOutputTokens, type ModelCallContext } from '../llm/call-model.js';
+import { isAged } from '../memory/aging.js';
 import { isHistorySummary } from '../memory/summary-prompt.js';
 import type { MemoryScope, PendingRequest } from '../memory/types.js';
 import type { DataMark } from '../prompts/datamark.js';
@@ -39,6 +48,8 @@ export interface LoopModelHost {
 export class LoopModel {
   // Tokens of the request being sent, as sized for its llm-request event (exact near the window, else a bound).
   private lastRequestTokens = 0;
+  // The last aged observation of the previous request: the end of the part an aging batch leaves cached.
+  private agedEnd = -1;
   private readonly prefix: PrefixWatch;
   /** The loop's memory scope, with what the memory emits while fitting a request also told to the prefix watch. */
   private readonly fitScope: MemoryScope;
@@ -95,17 +106,14 @@ export class LoopModel {
   private async generate(messages: Message[], tools: ToolSpec[]): Promise<GenerateResult> {
     const { input, backend, progress } = this.host;
     this.prefix.sending(messages);
-    const cacheBreakpoints = stableEnds(messages);
+    const agedEnd = messages.findLastIndex(isAged);
+    const cacheBreakpoints = stableEnds(messages, [this.agedEnd, agedEnd]);
+    this.agedEnd = agedEnd;
     const result = await this.host.untilStopped(
       callModel(this.callContext(input.purpose, backend), { messages, tools, toolChoice: 'auto', cacheBreakpoints }),
     );
     progress.peakRequestTokens = Math.max(progress.peakRequestTokens, this.lastRequestTokens);
-    const { usage } = progress;
-    usage.inputTokens += result.usage.inputTokens ?? 0;
-    usage.outputTokens += result.usage.outputTokens ?? 0;
-    if (result.usage.cachedInputTokens !== undefined) {
-      usage.cachedInputTokens = (usage.cachedInputTokens ?? 0) + result.usage.cachedInputTokens;
-    }
+    addUsage(progress.usage, result.usage);
     return result;
   }
 
@@ -188,12 +196,31 @@ export class LoopModel {
   }
 }
 
+/** Adds one call's usage to the loop's; a cache figure appears once a call reported it. */
+function addUsage(total: Usage, call: Usage): void {
+  total.inputTokens += call.inputTokens ?? 0;
+  total.outputTokens += call.outputTokens ?? 0;
+  if (call.cachedInputTokens !== undefined) {
+    total.cachedInputTokens = (total.cachedInputTokens ?? 0) + call.cachedInputTokens;
+  }
+  if (call.cacheWriteInputTokens !== undefined) {
+    total.cacheWriteInputTokens = (total.cacheWriteInputTokens ?? 0) + call.cacheWriteInputTokens;
+  }
+}
+
 /**
  * The messages of a loop's request that end a stable part, where a provider that caches only marked prefixes should
- * mark them: the task message, and the compression summary right after it when there is one.
+ * mark them: the task message, the compression summary right after it when there is one, and the last aged
+ * observation of this request and of the previous one (`agedEnds`). Aging rewrites the dialogue from its first newly
+ * aged observation on: marking where the previous batch ended lets the request that ages a batch read everything
+ * before it, and marking where this one ends caches the collapsed batch once for the requests after it.
  */
-function stableEnds(messages: readonly Message[]): number[] {
+function stableEnds(messages: readonly Message[], agedEnds: readonly number[]): number[] {
   const ends = messages.length >= PROTECTED_COUNT ? [PROTECTED_COUNT - 1] : [];
   if (isHistorySummary(messages[PROTECTED_COUNT])) ends.push(PROTECTED_COUNT);
+  for (const end of [...new Set(agedEnds)].sort((a, b) => a - b)) {
+    const message = messages[end];
+    if (end > (ends.at(-1) ?? -1) && message && isAged(message)) ends.push(end);
+  }
   return ends;
 }

@@ -22,6 +22,7 @@ export const GEN_AI = {
   usageInputTokens: 'gen_ai.usage.input_tokens',
   usageOutputTokens: 'gen_ai.usage.output_tokens',
   usageCacheReadInputTokens: 'gen_ai.usage.cache_read.input_tokens',
+  usageCacheCreationInputTokens: 'gen_ai.usage.cache_creation.input_tokens',
   toolName: 'gen_ai.tool.name',
   toolType: 'gen_ai.tool.type',
   toolCallId: 'gen_ai.tool.call.id',

@@ -73,6 +73,9 @@ export class CallSpans {
       [GEN_AI.usageInputTokens]: usage.inputTokens,
       [GEN_AI.usageOutputTokens]: usage.outputTokens,
       ...(usage.cachedInputTokens === undefined ? {} : { [GEN_AI.usageCacheReadInputTokens]: usage.cachedInputTokens }),
+      ...(usage.cacheWriteInputTokens === undefined
+        ? {}
+        : { [GEN_AI.usageCacheCreationInputTokens]: usage.cacheWriteInputTokens }),
       [GEN_AI.responseFinishReasons]: [finishReasonOf(event.finishReason)],
       [HH.responseToolCalls]: event.toolCalls,
     });

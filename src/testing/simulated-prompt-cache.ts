@@ -29,6 +29,12 @@ export interface SimulatedPromptCacheOptions {
   stepTokens?: number;
   /** Markers mode: the most markers a request carries (as the Anthropic adapter places them). @defaultValue 4 */
   maxMarkers?: number;
+  /**
+   * Markers mode: how far before each marker the provider looks for a prefix it cached, in parts (one tool spec or
+   * one message each). Anthropic looks back 20 content blocks; a message holds one block or more, so 20 parts reach
+   * at least as far as Anthropic does. @defaultValue no limit
+   */
+  lookbackParts?: number;
   /** How long a cached prefix lives after its last use, in milliseconds. @defaultValue 300000 (5 minutes) */
   ttlMs?: number;
   /** The clock the TTL is measured on; tests drive it by hand. @defaultValue `Date.now` */
@@ -88,6 +94,7 @@ export class SimulatedPromptCache {
   private readonly minPrefix: number;
   private readonly step: number;
   private readonly maxMarkers: number;
+  private readonly lookback: number;
   private readonly ttlMs: number;
   private readonly now: () => number;
   private readonly tokenizer: Tokenizer;
@@ -99,6 +106,7 @@ export class SimulatedPromptCache {
     this.minPrefix = options.minPrefixTokens ?? 1_024;
     this.step = Math.max(1, options.stepTokens ?? 128);
     this.maxMarkers = options.maxMarkers ?? 4;
+    this.lookback = options.lookbackParts ?? Number.POSITIVE_INFINITY;
     this.ttlMs = options.ttlMs ?? FIVE_MINUTES_MS;
     this.now = options.now ?? Date.now;
     this.tokenizer = options.tokenizer ?? gptTokenizer();
@@ -117,18 +125,24 @@ export class SimulatedPromptCache {
     const store = this.storeOf(key);
     const now = this.now();
     const total = parts.prefixTokens.at(-1) ?? 0;
-    const hit = this.longestAlive(parts, store, now);
     if (this.options.mode === 'automatic') {
+      const hit = this.longestAlive(parts, store, now, () => true);
       const read = hit && hit.tokens >= this.minPrefix ? this.roundToStep(hit.tokens) : 0;
       parts.prefixHashes.forEach((hash, i) => {
         this.keep(store, hash, parts.prefixTokens[i] ?? 0, now);
       });
       return { inputTokens: total, cachedInputTokens: read, cacheWriteInputTokens: 0 };
     }
+    const marked = this.markedParts(request, parts);
+    // The provider looks for a cached prefix only a few blocks back from each marker.
+    const reachable = Number.isFinite(this.lookback)
+      ? (part: number) => marked.some((m) => part <= m && m - part <= this.lookback)
+      : () => true;
+    const hit = this.longestAlive(parts, store, now, reachable);
     const read = hit?.tokens ?? 0;
     if (hit) this.keep(store, hit.hash, hit.tokens, now);
     let furthest = 0;
-    for (const part of this.markedParts(request, parts)) {
+    for (const part of marked) {
       const tokens = parts.prefixTokens[part] ?? 0;
       if (tokens < this.minPrefix) continue;
       this.keep(store, parts.prefixHashes[part] ?? '', tokens, now);
@@ -150,9 +164,10 @@ export class SimulatedPromptCache {
     store.set(hash, { tokens, expiresAt: now + this.ttlMs });
   }
 
-  /** The longest prefix of the request that is in the store and alive. */
-  private longestAlive(parts: Parts, store: Map<string, Entry>, now: number) {
+  /** The longest prefix of the request that is in the store, alive, and ends at a part the provider looks at. */
+  private longestAlive(parts: Parts, store: Map<string, Entry>, now: number, reachable: (part: number) => boolean) {
     for (let i = parts.prefixHashes.length - 1; i >= 0; i -= 1) {
+      if (!reachable(i)) continue;
       const hash = parts.prefixHashes[i] ?? '';
       const entry = store.get(hash);
       if (entry && entry.expiresAt > now) return { hash, tokens: entry.tokens };

@@ -100,6 +100,27 @@ describe('Executor dialogue', () => {
     expect(result.peakRequestTokens).toBeGreaterThan(0);
   });
 
+  it("adds up the loop's cache reads and writes beside its input, and leaves them out when no call reported any", async () => {
+    const cached = (result: GenerateResult, cachedInputTokens: number, cacheWriteInputTokens: number) => ({
+      ...result,
+      usage: { inputTokens: 1_000, outputTokens: 10, cachedInputTokens, cacheWriteInputTokens },
+    });
+    const { executor } = setup({
+      execute: [cached(toolCall('echo', { text: 'a' }), 0, 900), cached(submit('done'), 900, 80)],
+    });
+    const result = await executor.run(input());
+    expect(result.usage).toEqual({
+      inputTokens: 2_000,
+      outputTokens: 20,
+      cachedInputTokens: 900,
+      cacheWriteInputTokens: 980,
+    });
+
+    const plain = await setup({ execute: [submit('done')] }).executor.run(input());
+    expect(plain.usage.cachedInputTokens).toBeUndefined();
+    expect(plain.usage.cacheWriteInputTokens).toBeUndefined();
+  });
+
   it('completes on a text reply without tool calls, using that text as the answer', async () => {
     const { executor } = setup({ execute: [reply('Rivers run away.')] });
     const result = await executor.run(input());

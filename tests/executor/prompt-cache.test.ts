@@ -1,9 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { GenerateRequest, PromptCacheCapability } from '../../src/backend/types.js';
+import type { GenerateRequest, LlmBackend, Message, PromptCacheCapability, Usage } from '../../src/backend/types.js';
+import { isAged } from '../../src/memory/aging.js';
 import type { CacheBreakEvent } from '../../src/events.js';
 import { createHarness, defineTool, type MemoryManagerOptions } from '../../src/index.js';
-import { reply, ScriptedBackend, submit, toolCall } from '../../src/testing/index.js';
+import {
+  reply,
+  ScriptedBackend,
+  SimulatedPromptCache,
+  submit,
+  toolCall,
+  withSimulatedPromptCache,
+} from '../../src/testing/index.js';
 import { collect, tempDir } from '../harness/helpers.js';
 import { cachingBackend, loopRequests, prefixViolations } from '../memory/cache-prefix.js';
 
@@ -23,6 +31,8 @@ async function thirtyStepRun(options: {
   chars: number;
   memory: MemoryManagerOptions;
   promptCache?: PromptCacheCapability;
+  /** The backend the harness calls, around the scripted one (default: it, declaring `promptCache`). */
+  wrap?: (scripted: ScriptedBackend) => LlmBackend;
 }) {
   let step = 0;
   const scripted = new ScriptedBackend(
@@ -35,7 +45,7 @@ async function thirtyStepRun(options: {
     { contextWindow: options.window, usage: 'zero' },
   );
   const harness = createHarness({
-    backend: cachingBackend(scripted, options.promptCache),
+    backend: options.wrap?.(scripted) ?? cachingBackend(scripted, options.promptCache),
     tools: [emitData],
     workspace: await tempDir(),
     decomposition: false,
@@ -47,7 +57,7 @@ async function thirtyStepRun(options: {
   expect(result.status).toBe('succeeded');
   const requests = loopRequests(scripted.calls, events);
   const breaks = events.filter((event): event is CacheBreakEvent => event.type === 'cache-break');
-  return { result, requests, breaks, execute: requests.filter((r) => r.loop.startsWith('execute/')) };
+  return { result, requests, breaks, scripted, execute: requests.filter((r) => r.loop.startsWith('execute/')) };
 }
 
 describe('prompt caching: a loop keeps its prefix between reported breaks', () => {
@@ -65,7 +75,55 @@ describe('prompt caching: a loop keeps its prefix between reported breaks', () =
     expect(run.result.report.cacheBreaks).toEqual({
       aging: { count: 3, prefixTokensLost: run.breaks.reduce((sum, b) => sum + b.prefixTokensLost, 0) },
     });
-    for (const { request } of run.execute) expect(request.cacheBreakpoints).toEqual([1]);
+    // Each request marks the task message and the last aged observation; the request that ages a batch also marks
+    // where the batch before it ended, so it reads everything up to there.
+    const lastAged = (messages: readonly Message[]) => messages.findLastIndex((m) => isAged(m));
+    let previous = -1;
+    for (const { request } of run.execute) {
+      const current = lastAged(request.messages);
+      const aged = [...new Set([previous, current])].filter((i) => i >= 0).sort((a, b) => a - b);
+      expect(request.cacheBreakpoints).toEqual([1, ...aged]);
+      previous = current;
+    }
+    expect(run.execute.filter((r) => (r.request.cacheBreakpoints?.length ?? 0) === 3)).toHaveLength(2);
+  });
+
+  it('under a marker-based cache, the request that ages a batch reads the dialogue up to the batch before it', async () => {
+    const usages: Usage[] = [];
+    const run = await thirtyStepRun({
+      window: 128_000,
+      chars: 3_000,
+      memory: { observationAging: { keepRecentRounds: 3 } },
+      wrap: (scripted) => {
+        const simulated = withSimulatedPromptCache(scripted, { mode: 'markers', now: () => 0 });
+        return {
+          ...simulated,
+          generate: async (request) => {
+            const result = await simulated.generate(request);
+            usages.push(result.usage);
+            return result;
+          },
+        };
+      },
+    });
+    // Counts a prefix as the simulated cache does (every token, no minimum, no steps).
+    const counter = new SimulatedPromptCache({ mode: 'automatic', minPrefixTokens: 0, stepTokens: 1 });
+    const tokensOf = (request: GenerateRequest, end: number) =>
+      counter.observe({ messages: request.messages.slice(0, end + 1), tools: request.tools ?? [] }, `count-${end}`)
+        .inputTokens;
+    const agingBreaks = run.execute.filter((r) => r.breaks.some((b) => b.cause === 'aging'));
+    expect(agingBreaks).toHaveLength(3);
+    let checked = 0;
+    for (const { request } of agingBreaks) {
+      const usage = usages[run.scripted.calls.indexOf(request)];
+      const [, previousEnd, end] = request.cacheBreakpoints ?? [];
+      if (previousEnd === undefined || end === undefined) continue;
+      // Read: everything up to where the previous batch ended; written: the rest, up to the newest message.
+      expect(usage?.cachedInputTokens).toBe(tokensOf(request, previousEnd));
+      expect(usage?.cacheWriteInputTokens).toBe((usage?.inputTokens ?? 0) - tokensOf(request, previousEnd));
+      checked += 1;
+    }
+    expect(checked).toBe(2);
   });
 
   it('without a caching backend aging goes on every step, and every step reports its break', async () => {

@@ -98,6 +98,34 @@ describe('limits.maxCost with costLimit', () => {
     expect(events.filter((e) => e.type === 'llm-request')).toHaveLength(0);
   });
 
+  it('counts what a run spent with the cache arithmetic of report.cost: reads cheaper, writes dearer', async () => {
+    const cached = { ...PRICING, cachedInputPerMTok: 0.3, cacheWritePerMTok: 3.75 };
+    const planWith = (cache: { cachedInputTokens?: number; cacheWriteInputTokens?: number }) =>
+      new ScriptedBackend(
+        {
+          plan: [{ ...planOf('a'), usage: { inputTokens: 1_000_000, outputTokens: 0, ...cache } }],
+          execute: [used(submit('A'), 100, 1)],
+          synthesize: [used(submit('A'), 100, 1)],
+          verify: [used(verdict(true), 100, 1)],
+        },
+        { pricing: cached },
+      );
+    const runUnder = async (backend: ScriptedBackend, maxCost: number) => {
+      const harness = createHarness({ backend, workspace: await tempDir(), limits: { maxCost, costLimit: 'soft' } });
+      const result = await harness.run(TASK);
+      return { result, purposes: backend.calls.map((c) => c.purpose) };
+    };
+    // 100 000 uncached × $3 + 900 000 read × $0.30: $0.57, under $1 (all of it at the input price would be $3).
+    const reads = await runUnder(planWith({ cachedInputTokens: 900_000 }), 1);
+    expect(reads.result.status).toBe('succeeded');
+    expect(reads.result.report.cost?.total).toBeCloseTo(0.57, 2);
+    // 1 000 000 written × $3.75: $3.75, over $3.50 (at the input price it would be $3, under it).
+    const writes = await runUnder(planWith({ cacheWriteInputTokens: 1_000_000 }), 3.5);
+    expect(writes.purposes).toEqual(['plan']);
+    expect(writes.result.error?.code).toBe('cost-limit');
+    expect(writes.result.error?.message).toContain('spent 3.75 USD');
+  });
+
   it('refuses a costLimit that is neither hard nor soft', () => {
     expect(() => createHarness({ backend: smallRun(), limits: { maxCost: 1, costLimit: 'loose' as 'soft' } })).toThrow(
       /costLimit/,

@@ -12,8 +12,13 @@ import { everyRecordedText, inMemoryTracing, parentOf, renderTree, spanNamed, ti
 const TASK = 'Collect two facts about owls and write owls.md with both.';
 
 /** A result with the usage a provider would report. */
-function withUsage(result: GenerateResult, inputTokens: number, outputTokens: number): GenerateResult {
-  return { ...result, usage: { inputTokens, outputTokens } };
+function withUsage(
+  result: GenerateResult,
+  inputTokens: number,
+  outputTokens: number,
+  cache: { cachedInputTokens?: number; cacheWriteInputTokens?: number } = {},
+): GenerateResult {
+  return { ...result, usage: { inputTokens, outputTokens, ...cache } };
 }
 
 const stops: Array<() => void> = [];
@@ -34,7 +39,7 @@ describe('instrument: a pipeline run', () => {
       plan: [planOf('gather', 'write')],
       execute: [
         withUsage(toolCall('write_file', { path: 'owls.md', content: 'Owls hoot.' }, 'call-w'), 120, 30),
-        withUsage(submit('Owls hoot.', ['owls.md']), 150, 12),
+        withUsage(submit('Owls hoot.', ['owls.md']), 150, 12, { cachedInputTokens: 100, cacheWriteInputTokens: 40 }),
         submit('Owls fly silently.'),
       ],
       synthesize: [submit('Owls hoot and fly silently.', ['owls.md'])],
@@ -101,6 +106,14 @@ describe('instrument: a pipeline run', () => {
       'horizon_harness.scope': 'subtask-1',
     });
     expect(firstExecute.attributes['gen_ai.request.max_tokens']).toBeGreaterThan(0);
+    // A provider that reports no cache figures gets no cache attributes; one that does, both.
+    expect(firstExecute.attributes['gen_ai.usage.cache_read.input_tokens']).toBeUndefined();
+    expect(firstExecute.attributes['gen_ai.usage.cache_creation.input_tokens']).toBeUndefined();
+    expect(spanNamed(all, 'chat scripted', 2).attributes).toMatchObject({
+      'gen_ai.usage.input_tokens': 150,
+      'gen_ai.usage.cache_read.input_tokens': 100,
+      'gen_ai.usage.cache_creation.input_tokens': 40,
+    });
     expect(spanNamed(all, 'chat scripted', 0).attributes['horizon_harness.purpose']).toBe('plan');
 
     const tool = spanNamed(all, 'execute_tool write_file');

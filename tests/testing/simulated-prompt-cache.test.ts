@@ -70,6 +70,23 @@ describe('SimulatedPromptCache, markers (Anthropic)', () => {
     expect(two.observe({ messages: [sys(2000), user(100), user(7)] })).toMatchObject({ cachedInputTokens: 2000 });
   });
 
+  it('with lookbackParts, reads only a prefix that ends within that many parts before a marker', () => {
+    const history = [sys(2000), user(100), call(50, 'a'), result(1000, 'a'), call(50, 'b'), result(1000, 'b')];
+    const grown = [...history, call(50, 'c'), result(1000, 'c'), call(50, 'd'), result(1000, 'd')];
+    const near = new SimulatedPromptCache({ mode: 'markers', tokenizer, now: clock().now, lookbackParts: 4 });
+    near.observe({ messages: history });
+    // The previous request's newest message is 4 parts before this one's: read.
+    expect(near.observe({ messages: grown })).toMatchObject({ cachedInputTokens: 4200, cacheWriteInputTokens: 2100 });
+    const far = new SimulatedPromptCache({ mode: 'markers', tokenizer, now: clock().now, lookbackParts: 3 });
+    far.observe({ messages: history });
+    // 4 parts back is out of reach: only the system prompt's own marker finds its prefix.
+    expect(far.observe({ messages: grown })).toMatchObject({ cachedInputTokens: 2000, cacheWriteInputTokens: 4300 });
+    // A breakpoint on the old newest message brings it back within reach.
+    const marked = new SimulatedPromptCache({ mode: 'markers', tokenizer, now: clock().now, lookbackParts: 3 });
+    marked.observe({ messages: history });
+    expect(marked.observe({ messages: grown, cacheBreakpoints: [5] })).toMatchObject({ cachedInputTokens: 4200 });
+  });
+
   it('forgets a prefix after its TTL, counted from its last use', () => {
     const time = clock();
     const cache = new SimulatedPromptCache({ mode: 'markers', tokenizer, now: time.now });
