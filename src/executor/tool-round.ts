@@ -129,7 +129,7 @@ export async function runToolRound(
 }
 
 /** Characters of an observation a `tool-result` event carries: enough to read, small enough for a long run's log. */
-export const TOOL_OUTPUT_PREVIEW_CHARS = 2_000;
+const TOOL_OUTPUT_PREVIEW_CHARS = 2_000;
 
 /** The observation as a `tool-result` shows it: its first characters, then how many more there are. */
 function outputPreview(observation: string): string {

@@ -10,7 +10,7 @@ import { type CallView, type MemoryMark, purposesOf, type RunView } from './run-
 
 /** What the chart draws its lines at. */
 export interface ChartLimits {
-  /** The window of each call, by its index (each role's backend may have its own). */
+  /** The window drawn for a call (each role's backend may have its own). */
   windowOf: (call: CallView) => number;
   compressAt: number;
   emergencyAt: number;

@@ -198,7 +198,7 @@ class Folder {
           this.mark(
             'aging',
             event,
-            `old observations replaced from message ${event.firstChangedMessage}; ${event.prefixTokensLost} cached prefix tokens to send again`,
+            `old tool results collapsed to digests from message ${event.firstChangedMessage}; ${event.prefixTokensLost} cached prefix tokens to send again`,
           );
         }
         break;
