@@ -55,6 +55,11 @@ export type RunStartEvent = EventBase & {
   verification: boolean;
   /** Things the user should know before the run goes on (e.g. no sandbox available). */
   warnings: string[];
+  /**
+   * The shipped memory's thresholds, as shares of each call's window (`memory.compressAt`, `memory.emergencyAt`);
+   * absent with a custom memory, and in logs written before it existed. Each `llm-request` gives its window.
+   */
+  memory?: { compressAt: number; emergencyAt: number };
 };
 export type PlanCreatedEvent = EventBase & {
   type: 'plan-created';
@@ -78,6 +83,8 @@ export type LlmRequestEvent = EventBase &
     callId: string;
     provider: string;
     modelId: string;
+    /** The context window of the backend the call goes to (roles may use backends with different windows). */
+    contextWindow?: number;
     messages: number;
     /** Request size (messages + tool specs): exact near the compression threshold, else an upper bound from UTF-8 bytes; the provider's usage on `llm-response` is the truth. */
     requestTokens: number;
@@ -146,6 +153,13 @@ export type ToolResultEvent = EventBase &
     durationMs: number;
     /** Characters of the raw output, before any bounding. */
     outputChars: number;
+    /**
+     * What the model is shown of the output (the observation once the memory bounded it), cut at 2 000 characters
+     * with `… N more chars` after the cut. Untrusted data, redacted like every event's text. Emitted after the
+     * bounding, so the call's `memory-truncate` comes before it. Absent from logs written before it existed and from
+     * a custom executor's events that leave it out.
+     */
+    output?: string;
     files: string[];
   };
 export type MemoryTruncateEvent = EventBase &

@@ -30,7 +30,7 @@ export function addShowCommand(program: Command, io: CliIo, setExitCode: (code: 
     .option('--open', "open the page with the platform's opener (xdg-open, open or start)")
     .option(
       '--context-window <tokens>',
-      "the model's context window, drawn on the chart (the log does not record it)",
+      "the context window drawn on the chart for every call (default: each call's, as its llm-request records it)",
       Number,
     )
     .option('--run-id <id>', 'the run to show when the log holds several (default: the last one)')

@@ -94,7 +94,11 @@ export async function runToolRound(
     return { ...base, text: 'Answer submitted.', files: submission.value.files, isError: false };
   });
 
-  for (const result of results) {
+  const bounded = await host.untilStopped(
+    Promise.all(results.map((result) => host.memory.boundObservation(result, host.memoryScope))),
+  );
+  // Announced once bounded, so the event can show what the model is shown.
+  results.forEach((result, index) => {
     host.emit({
       type: 'tool-result',
       runId,
@@ -105,12 +109,10 @@ export async function runToolRound(
       isError: result.isError,
       durationMs: result.durationMs,
       outputChars: result.text.length,
+      output: outputPreview(bounded[index] ?? ''),
       files: result.files,
     });
-  }
-  const bounded = await host.untilStopped(
-    Promise.all(results.map((result) => host.memory.boundObservation(result, host.memoryScope))),
-  );
+  });
   const observations = results.map((result, index): Message => {
     const text = wrapToolOutput(host.mark, result.toolName, bounded[index] ?? '', result.isError);
     const content: string | ContentPart[] =
@@ -124,4 +126,13 @@ export async function runToolRound(
     };
   });
   return { results, observations, submitted };
+}
+
+/** Characters of an observation a `tool-result` event carries: enough to read, small enough for a long run's log. */
+const TOOL_OUTPUT_PREVIEW_CHARS = 2_000;
+
+/** The observation as a `tool-result` shows it: its first characters, then how many more there are. */
+function outputPreview(observation: string): string {
+  const rest = observation.length - TOOL_OUTPUT_PREVIEW_CHARS;
+  return rest <= 0 ? observation : `${observation.slice(0, TOOL_OUTPUT_PREVIEW_CHARS)}… ${rest} more chars`;
 }

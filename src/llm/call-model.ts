@@ -148,6 +148,7 @@ export async function callModel(
     ...identity,
     provider: backend.provider,
     modelId: backend.modelId,
+    contextWindow: backend.contextWindow,
     messages: messages.length,
     requestTokens,
     ...(maxOutputTokens === undefined ? {} : { maxOutputTokens }),

@@ -173,6 +173,7 @@ class Folder {
         tool.durationMs = event.durationMs;
         tool.isError = event.isError;
         tool.outputChars = event.outputChars;
+        tool.output = event.output;
         tool.files = event.files;
         break;
       }
@@ -190,6 +191,16 @@ class Folder {
           event,
           `${event.messagesRemoved} messages removed (${event.reason})`,
         );
+        break;
+      case 'cache-break':
+        // Compressions and prunes have memory events of their own; an aging shows only as the cache break it causes.
+        if (event.cause === 'aging') {
+          this.mark(
+            'aging',
+            event,
+            `old tool results collapsed to digests from message ${event.firstChangedMessage}; ${event.prefixTokensLost} cached prefix tokens to send again`,
+          );
+        }
         break;
       case 'manager-decision':
         this.touch(`manage-${event.round}`, event.timestamp).status = event.next;
@@ -222,6 +233,7 @@ class Folder {
       scope,
       timestamp: event.timestamp,
       requestTokens: event.requestTokens,
+      ...(event.contextWindow === undefined ? {} : { contextWindow: event.contextWindow }),
       retries: 0,
       answered: false,
     };
@@ -240,15 +252,15 @@ class Folder {
 
   private mark(
     kind: MemoryMark['kind'],
-    event: { scope?: string; tokensBefore: number; tokensAfter: number },
+    event: { scope?: string; tokensBefore?: number; tokensAfter?: number },
     detail: string,
   ): void {
     this.view.marks.push({
       kind,
       beforeCall: this.view.calls.length,
       scope: event.scope,
-      tokensBefore: event.tokensBefore,
-      tokensAfter: event.tokensAfter,
+      ...(event.tokensBefore === undefined ? {} : { tokensBefore: event.tokensBefore }),
+      ...(event.tokensAfter === undefined ? {} : { tokensAfter: event.tokensAfter }),
       detail,
     });
   }

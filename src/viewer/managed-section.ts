@@ -31,11 +31,13 @@ function roundDetails(view: RunView, round: RoundView, state: TaskState | undefi
   const decision = round.decision;
   const audit = round.audit;
   const execution = view.lanes.find((lane) => lane.key === `execute-${round.round}`);
+  const auditLoop = view.lanes.find((lane) => lane.key === `audit-${round.round}`);
   return html`<details class="round" data-round="${round.round}" data-next="${decision?.next ?? ''}" data-audit="${audit?.status ?? ''}" data-integrity="${audit?.integrity ?? ''}">
   <summary><b>Round ${round.round}</b> — manager: ${decision?.next ?? 'no decision'}${audit ? `; audit: ${audit.status}, ${audit.integrity}` : ''}${round.violations.length > 0 ? html` <span class="bad">integrity violation</span>` : ''}</summary>
   ${decision ? decisionBlock(decision) : ''}
   ${execution ? loopDetails(execution) : ''}
   ${audit ? auditBlock(audit) : ''}
+  ${auditLoop && auditLoop.tools.length > 0 ? loopDetails(auditLoop) : ''}
   ${round.violations.map((v) => html`<p class="bad">Integrity violation: changed ${fileList(v.changedPaths)}; records made untrusted: ${v.records.join(', ')}</p>`)}
   ${state ? stateTable(state, before) : ''}
 </details>`;

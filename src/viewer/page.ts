@@ -30,7 +30,7 @@ svg text { font-size: 11px; fill: #1b1f24; } svg .axis { fill: #57606a; font-siz
 .k-plan { fill: var(--plan); } .k-synthesis { fill: var(--synthesize); } .k-verify { fill: var(--verify); }
 .k-repair { fill: var(--repair); } .k-manage { fill: var(--manage); } .k-audit { fill: var(--audit); }
 .retry { stroke: #1b1f24; stroke-width: 2; } .resume { stroke: #6f42c1; stroke-dasharray: 3 3; }
-.mark { stroke-width: 1.5; } .m-compress { stroke: #ff7f0e; } .m-prune { stroke: var(--bad); } .m-overflow { stroke: #000; stroke-width: 2.5; }
+.mark { stroke-width: 1.5; } .m-compress { stroke: #ff7f0e; } .m-prune { stroke: var(--bad); } .m-overflow { stroke: #000; stroke-width: 2.5; } .m-aging { stroke: #2ca02c; stroke-dasharray: 2 2; }
 .call { stroke: #fff; stroke-width: 0.5; } .call.unanswered { fill: #fff; stroke: var(--bad); stroke-width: 1.5; }
 .k-start-up { fill: #d0d7de; }
 .p-plan { fill: var(--plan); } .p-execute { fill: var(--execute); } .p-synthesize { fill: var(--synthesize); }
@@ -42,7 +42,7 @@ svg text { font-size: 11px; fill: #1b1f24; } svg .axis { fill: #57606a; font-siz
 .key.p-repair::before { background: var(--repair); } .key.p-summarize::before { background: var(--summarize); } .key.p-vision::before { background: var(--vision); }
 .key.p-manage::before { background: var(--manage); } .key.p-audit::before { background: var(--audit); }
 .key.m-compress::before { background: #ff7f0e; border-radius: 0; width: 3px; } .key.m-prune::before { background: var(--bad); border-radius: 0; width: 3px; }
-.key.m-overflow::before { background: #000; border-radius: 0; width: 3px; }
+.key.m-overflow::before { background: #000; border-radius: 0; width: 3px; } .key.m-aging::before { background: #2ca02c; border-radius: 0; width: 3px; }
 .legend { display: flex; flex-wrap: wrap; gap: 4px 14px; margin: 4px 0; }
 details { border: 1px solid #d0d7de; border-radius: 6px; padding: 4px 10px; margin: 6px 0; }
 details[open] > summary { margin-bottom: 6px; } summary { cursor: pointer; }

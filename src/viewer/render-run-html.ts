@@ -8,7 +8,7 @@ import { DEFAULTS } from '../defaults.js';
 import { readEventLog } from '../event-log/read.js';
 import { HarnessError } from '../errors.js';
 import type { HarnessEvent } from '../events.js';
-import { contextChart } from './context-chart.js';
+import { type ChartLimits, contextChart } from './context-chart.js';
 import { costSection } from './cost-section.js';
 import { headerSection } from './header-section.js';
 import { managedSection } from './managed-section.js';
@@ -21,13 +21,14 @@ import { workSection } from './work-section.js';
 /** How {@link renderRunHtml} draws the page. */
 export interface RenderRunHtmlOptions {
   /**
-   * The model's context window in tokens, for the context chart. The event log does not record it.
-   * @defaultValue 128 000 (the harness's default window; the page then says the window is assumed)
+   * The context window in tokens the chart draws for every call, instead of the window each `llm-request` records.
+   * @defaultValue each call's recorded window; 128 000 (the harness's default, said to be assumed) for a call whose
+   * log entry has none
    */
   contextWindow?: number;
-  /** @defaultValue 0.9, as `memory.compressAt` */
+  /** @defaultValue the run's `memory.compressAt` from its `run-start`, else 0.9 */
   compressAt?: number;
-  /** @defaultValue 0.95, as `memory.emergencyAt` */
+  /** @defaultValue the run's `memory.emergencyAt` from its `run-start`, else 0.95 */
   emergencyAt?: number;
   /** Which run of the log to show, when it holds several. @defaultValue the run of its last event */
   runId?: string;
@@ -89,11 +90,14 @@ function renderEvents(events: readonly HarnessEvent[], options: RenderRunHtmlOpt
     throw new HarnessError('invalid-input', `No event of run "${options.runId}" in the log. Runs in it: ${known}.`);
   }
   const view = buildRunView(events, options.runId);
-  const limits = {
-    contextWindow: options.contextWindow ?? DEFAULTS.contextWindow,
-    compressAt: options.compressAt ?? DEFAULTS.compressAt,
-    emergencyAt: options.emergencyAt ?? DEFAULTS.emergencyAt,
-    windowKnown: options.contextWindow !== undefined,
+  const logged = view.start?.memory;
+  const { contextWindow } = options;
+  const limits: ChartLimits = {
+    windowOf: (call) => contextWindow ?? call.contextWindow ?? DEFAULTS.contextWindow,
+    compressAt: options.compressAt ?? logged?.compressAt ?? DEFAULTS.compressAt,
+    emergencyAt: options.emergencyAt ?? logged?.emergencyAt ?? DEFAULTS.emergencyAt,
+    windowKnown: contextWindow !== undefined || view.calls.every((call) => call.contextWindow !== undefined),
+    thresholdsKnown: logged !== undefined || (options.compressAt !== undefined && options.emergencyAt !== undefined),
   };
   const data = { runId: view.runId, status: view.result?.status ?? null, report: view.result?.report ?? null };
   return pageDocument(

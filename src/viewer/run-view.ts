@@ -27,6 +27,8 @@ export interface CallView {
   scope?: string;
   timestamp: number;
   requestTokens: number;
+  /** The window of the backend it went to (absent from logs written before `llm-request` carried it). */
+  contextWindow?: number;
   inputTokens?: number;
   outputTokens?: number;
   cachedInputTokens?: number;
@@ -46,19 +48,22 @@ export interface ToolView {
   durationMs?: number;
   isError?: boolean;
   outputChars?: number;
+  /** What the model was shown of the output, bounded (absent from logs written before `tool-result` carried it). */
+  output?: string;
   files: string[];
   /** Where the full output was saved when memory bounded it. */
   savedTo?: string;
 }
 
-/** A compression, prune or overflow, placed before the model call it made room for. */
+/** A compression, prune, overflow or aging of observations, placed before the model call it made room for. */
 export interface MemoryMark {
-  kind: 'compress' | 'prune' | 'overflow';
+  kind: 'compress' | 'prune' | 'overflow' | 'aging';
   /** Model calls made before it (the mark sits between call `beforeCall - 1` and `beforeCall`). */
   beforeCall: number;
   scope?: string;
-  tokensBefore: number;
-  tokensAfter: number;
+  /** The dialogue's size before and after (absent for an aging: its `cache-break` does not say them). */
+  tokensBefore?: number;
+  tokensAfter?: number;
   detail: string;
 }
 

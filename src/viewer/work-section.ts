@@ -1,6 +1,6 @@
 /**
  * What each loop did: a subtask's, the synthesis's or a repair's tool calls (name, arguments, duration, error, output
- * size and where it was saved) and the answer and files it handed on. Collapsed until opened.
+ * size, what the model was shown of it and where it was saved) and the answer and files it handed on. Collapsed until opened.
  * @module
  */
 import type { Deliverable } from '../contracts/work.js';
@@ -79,5 +79,9 @@ function toolOutcome(tool: ToolView): SafeHtml {
   if (tool.outputChars === undefined) return html`no result (interrupted)`;
   return html`${tool.isError ? 'error, ' : ''}${formatCount(tool.outputChars)} chars of output${
     tool.savedTo ? html` (full output in <code class="file">${tool.savedTo}</code>)` : ''
-  }${tool.files.length > 0 ? html`; files: ${fileList(tool.files)}` : ''}`;
+  }${tool.files.length > 0 ? html`; files: ${fileList(tool.files)}` : ''}${
+    tool.output !== undefined
+      ? html`<details class="output"><summary>output shown to the model</summary><pre>${tool.output}</pre></details>`
+      : ''
+  }`;
 }

@@ -9,6 +9,7 @@ import type { ManagerDecision } from '../../contracts/managed.js';
 import { HarnessError } from '../../errors.js';
 import { raceSignal } from '../../util/race-signal.js';
 import type { ResolvedManagedOptions } from '../shared/managed-options.js';
+import { memoryThresholdsOf } from '../shared/memory-thresholds.js';
 import { auditStage } from './audit-stage.js';
 import { typedResult, typedResultSkipped, type TypedResult } from '../shared/typed-result.js';
 import { blockedEnding, deliverableOf, managedResult, outOfRounds, refusedDone, unansweredEnding } from './endings.js';
@@ -85,6 +86,7 @@ class ManagedRun<Tally> {
       decomposition: true,
       verification: true,
       warnings: run.roles.warnings,
+      ...memoryThresholdsOf(run.init.memory),
     });
     if (stored) throw stored;
   }

@@ -106,9 +106,10 @@ export interface ManagedRunInit<Tally = unknown> {
   instructions?: RoleInstructions | undefined;
   /**
    * The final verification's verifier (the harness passes its `verify` role's: `components.verifier`, `roles.verify`,
-   * `prompts.verify`, prices and cost limit). Absent: a `Verifier` on `backendFor('verify')`.
+   * `prompts.verify`, prices and cost limit), made with the run's emit: its calls reach the report's fold like every
+   * other role's. Absent: a `Verifier` on `backendFor('verify')`.
    */
-  verifier?: VerifierLike | undefined;
+  verifier?: ((emit: EmitEvent) => VerifierLike) | undefined;
   /**
    * The run's stop state, built from `limits` (the harness passes `new RunControl(limits, elapsedBeforeMs)`: a resumed
    * run's time used before counts against the limit).

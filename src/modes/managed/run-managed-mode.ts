@@ -98,7 +98,7 @@ export async function runManagedMode(init: ModeRunInit): Promise<RunResult> {
     },
     options: o.managed,
     instructions: o.instructions,
-    verifier: roles.verifier(),
+    verifier: (runEmit) => roles.verifier(runEmit),
     control,
     baseReport: {
       tally,

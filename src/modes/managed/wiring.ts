@@ -41,8 +41,8 @@ export interface WiringContext {
   /** The app's run context (`run({ context })`), handed to every tool call as `ToolContext.context`; never saved. */
   context?: unknown;
   limits: { maxIterations: number; timeoutMs: number; toolTimeoutMs: number };
-  /** The final check's verifier; absent: a `Verifier` on the `verify` role's backend. */
-  verifier?: VerifierLike | undefined;
+  /** Makes the final check's verifier with the run's emit; absent: a `Verifier` on the `verify` role's backend. */
+  verifier?: ((emit: EmitEvent) => VerifierLike) | undefined;
   /** The application's instructions for the manager, the auditor and the built-in executor. */
   instructions: RoleInstructions;
 }
@@ -101,7 +101,7 @@ export function wireRoles(o: ResolvedManagedOptions, run: WiringContext): Manage
       backendFor: run.backendFor,
       evidenceShown: MANAGED_DEFAULTS.evidenceShown,
     },
-    verifier: () => (verifier ??= run.verifier ?? builtInVerifier(run)),
+    verifier: () => (verifier ??= run.verifier?.(run.emit) ?? builtInVerifier(run)),
     builtinExecutor,
     auditorRunsCommands: builtinAuditor && auditor instanceof Auditor ? auditor.commands !== 'none' : undefined,
     warnings: toolWarnings([...(builtinExecutor ? executorTools.list() : []), ...(auditorTools?.tools ?? [])]).concat(

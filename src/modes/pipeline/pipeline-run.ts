@@ -6,7 +6,7 @@
  * @module
  */
 import { runEventSender } from '../../event-bus.js';
-import type { EmitEvent } from '../../events.js';
+import type { EmitEvent, RunStartEvent } from '../../events.js';
 import { LoopResumer } from '../../durability/loop-resumer.js';
 import { resumeRedo } from '../../executor/resume-redo.js';
 import type { RunSnapshot } from '../../durability/types.js';
@@ -21,6 +21,7 @@ import type { Workspace } from '../../workspace/types.js';
 import { executeStage } from './execute-stage.js';
 import { copyAttachments } from '../shared/intake.js';
 import { IterationBudget } from '../shared/iteration-budget.js';
+import { memoryThresholdsOf } from '../shared/memory-thresholds.js';
 import type { ResolvedHarnessOptions } from '../shared/options.js';
 import { isPipelineState, stageOf, type PipelineState } from './pipeline-state.js';
 import { newReportTally, tallyEvent } from '../shared/report.js';
@@ -44,6 +45,8 @@ export class PipelineRun implements StageContext {
   readonly control: RunControl;
   readonly roles: RoleWiring;
   private readonly loops: LoopResumer;
+  /** The memory's thresholds, for `run-start`. */
+  private readonly thresholds: Pick<RunStartEvent, 'memory'>;
   private readonly startedAt: number;
   /** Run time used before this process took the run up (a resumed run's). */
   private readonly elapsedBefore: number;
@@ -84,11 +87,13 @@ export class PipelineRun implements StageContext {
     // A save in flight when the run stops (abort, close, time limit) must not hold it: the store may never answer.
     init.checkpointer?.stopOn?.(this.control.controller.signal);
     this.loops = new LoopResumer(saved?.loops ?? [], (loop) => this.store(loop.purpose), this.o.durability);
+    const memory = this.o.components.memory ?? new MemoryManager(this.o.memory);
+    this.thresholds = memoryThresholdsOf(memory);
     this.roles = new RoleWiring(this.o, {
       runId: init.runId,
       workspace: init.workspace,
       registry: init.registry,
-      memory: this.o.components.memory ?? new MemoryManager(this.o.memory),
+      memory,
       emit: this.emit,
       now: init.now,
       signal: this.control.controller.signal,
@@ -141,6 +146,7 @@ export class PipelineRun implements StageContext {
       decomposition: this.o.decomposition,
       verification: this.o.verification,
       warnings: [...(this.init.warnings ?? []), ...this.toolWarnings()],
+      ...this.thresholds,
     });
     // A store that failed stops the run once its start is announced.
     if (stored) throw stored;

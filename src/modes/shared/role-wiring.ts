@@ -97,11 +97,12 @@ export class RoleWiring {
     );
   }
 
-  verifier(): VerifierLike {
+  /** The verifier; `emit` replaces the run's for its calls (a managed run folds its report from its own emit). */
+  verifier(emit?: EmitEvent): VerifierLike {
     return (
       this.o.components.verifier ??
       new Verifier({
-        ...this.singleShot('verify'),
+        ...this.singleShot('verify', emit),
         ...optional('prompt', this.o.prompts.verify),
         ...optional('instructions', this.o.instructions.verify),
       })
@@ -129,9 +130,14 @@ export class RoleWiring {
   }
 
   /** What a single-shot role (plan, verify, the typed result) is built with: its backend and the run's hooks for its calls. */
-  private singleShot(role: 'plan' | 'verify' | 'synthesize'): SingleShotHooks {
+  private singleShot(role: 'plan' | 'verify' | 'synthesize', emit = this.run.emit): SingleShotHooks {
     return singleShotHooks(
-      { ...this.run, summarizer: this.backendFor('summarize'), summarizerSampling: this.samplingFor('summarize') },
+      {
+        ...this.run,
+        emit,
+        summarizer: this.backendFor('summarize'),
+        summarizerSampling: this.samplingFor('summarize'),
+      },
       {
         backend: this.backendFor(role),
         sampling: this.samplingFor(role),

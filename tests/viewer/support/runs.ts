@@ -1,11 +1,12 @@
 /**
  * Runs whose pages the viewer tests check: the offline demo, a managed run, a failed-and-repaired run carrying an XSS
- * corpus in every place untrusted text reaches the page, and a stopped-then-resumed run. Each gives its event log as
- * the CLI's `--json` writes it (one JSON line an event) and the result the harness returned.
+ * corpus in every place untrusted text reaches the page, and a stopped-then-resumed run. Each gives the event log the
+ * harness wrote in its workspace (`.harness/events.jsonl`, what `horizon-harness show <workspace>` reads), and the
+ * result the harness returned.
  * @module
  */
 import { readFileSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { GenerateRequest, GenerateResult } from '../../../src/backend/types.js';
@@ -27,9 +28,10 @@ import { writeToFileTool } from '../../../src/tools/builtin/index.js';
 import { writeFile } from '../../harness/helpers.js';
 import { decide, verdictOf } from '../../managed/helpers.js';
 
-/** A finished run: its log as JSON lines, the events read back from it, and the harness's result. */
+/** A finished run: its workspace, its log as JSON lines, the events read back from it, and the harness's result. */
 export interface LoggedRun {
   name: string;
+  workspace: string;
   log: string;
   events: HarnessEvent[];
   result: RunResult;
@@ -59,30 +61,19 @@ async function dir(): Promise<string> {
   return mkdtemp(path.join(tmpdir(), 'viewer-run-'));
 }
 
-/** Collects every event of a harness as the log holds it (a JSON line each). */
-function logger(harness: { onAny(listener: (event: HarnessEvent) => void): void }, lines: string[]): void {
-  harness.onAny((event) => {
-    lines.push(JSON.stringify(event));
-  });
-}
-
-function logged(name: string, lines: string[], result: RunResult): LoggedRun {
-  const log = `${lines.join('\n')}\n`;
-  return { name, log, events: parseEventLog(log), result };
+/** The run as its workspace's event log holds it. */
+async function logged(name: string, workspace: string, result: RunResult): Promise<LoggedRun> {
+  const log = await readFile(path.join(workspace, '.harness', 'events.jsonl'), 'utf8');
+  return { name, workspace, log, events: parseEventLog(log), result };
 }
 
 /** `horizon-harness replay`: the Lisbon itinerary, one failed verification, one repair. */
 export async function demoRun(): Promise<LoggedRun> {
-  const lines: string[] = [];
-  const harness = createHarness({
-    backend: replayBackend(DEMO_SCENARIO),
-    tools: [writeToFileTool()],
-    workspace: await dir(),
-  });
-  logger(harness, lines);
+  const workspace = await dir();
+  const harness = createHarness({ backend: replayBackend(DEMO_SCENARIO), tools: [writeToFileTool()], workspace });
   const result = await harness.run(DEMO_TASK);
   await harness.close();
-  return logged('demo', lines, result);
+  return logged('demo', workspace, result);
 }
 
 /**
@@ -119,12 +110,11 @@ export async function hostileRun(): Promise<LoggedRun> {
         return submit(`Repaired REPAIRED ${b}`, [file]);
     }
   });
-  const lines: string[] = [];
-  const harness = createHarness({ backend, tools: [writeFile], workspace: await dir() });
-  logger(harness, lines);
+  const workspace = await dir();
+  const harness = createHarness({ backend, tools: [writeFile], workspace });
   const result = await harness.run(`Write notes ${a} ${b} ${injected[1]}`);
   await harness.close();
-  return logged('hostile', lines, result);
+  return logged('hostile', workspace, result);
 }
 
 const REPORT = { id: 'report', description: 'report.md starts with "# Rivers".' };
@@ -153,20 +143,17 @@ export async function managedRun(): Promise<LoggedRun> {
         ]);
     }
   });
-  const lines: string[] = [];
-  const harness = createHarness({ backend, mode: 'managed', tools: [writeFile], workspace: await dir() });
-  logger(harness, lines);
+  const workspace = await dir();
+  const harness = createHarness({ backend, mode: 'managed', tools: [writeFile], workspace });
   const result = await harness.run('Write report.md with the heading "# Rivers".');
   await harness.close();
-  return logged('managed', lines, result);
+  return logged('managed', workspace, result);
 }
 
 /** The demo stopped while its third subtask's model call is in flight, then resumed to the end: one log for both. */
 export async function resumedRun(): Promise<LoggedRun> {
   const workspace = await dir();
-  const lines: string[] = [];
   const first = createHarness({ backend: replayBackend(DEMO_SCENARIO), tools: [writeToFileTool()], workspace });
-  logger(first, lines);
   const controller = new AbortController();
   first.on('llm-request', (event) => {
     if (event.scope === 'subtask-3') controller.abort();
@@ -175,8 +162,7 @@ export async function resumedRun(): Promise<LoggedRun> {
   await first.close();
   if (stopped.status !== 'aborted') throw new Error(`expected the first run to stop, got ${stopped.status}`);
   const again = createHarness({ backend: replayBackend(DEMO_SCENARIO), tools: [writeToFileTool()], workspace });
-  logger(again, lines);
   const result = await again.resume('resumed-run', { workspace });
   await again.close();
-  return logged('resumed', lines, result);
+  return logged('resumed', workspace, result);
 }
