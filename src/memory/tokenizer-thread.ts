@@ -89,6 +89,9 @@ export class TokenizerThread {
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: { buffer, modulePath, batchParts: BATCH_PARTS },
+      // Not the host's flags: \`--input-type=module\` would make this CommonJS source a module, and loaders such as
+      // tsx have nothing to do here.
+      execArgv: [],
     });
     // The worker waits for work forever: it must not keep the process alive.
     worker.unref();
