@@ -10,6 +10,8 @@
  * carries 200 KB of text, enough that its request is counted exactly. RSS is taken before the run (after the warm-up,
  * when there is one) and after it.
  *
+ * Before that, the table's load alone: how long it takes from the first count and the longest event-loop turn meanwhile.
+ *
  * Then the price of counting through the worker: the texts a 200-step tool loop counts (per step a tool call's
  * arguments, its tool name and a 20 000-character observation), counted by `gptTokenizer()` once it has loaded, against
  * gpt-tokenizer counting the same parts on this thread.
@@ -110,6 +112,50 @@ async function child(which: Case): Promise<ChildFigures> {
   };
 }
 
+interface LoadFigures {
+  loadMs: number;
+  longestTurnMs: number;
+}
+
+/**
+ * In the child: the table's load alone, from the first count of a short text until counts are exact, and the longest
+ * turn of the event loop meanwhile (a `setImmediate` chain): in-thread the load is one turn; in the worker it is not
+ * on the event loop at all.
+ */
+async function loadChild(inThread: boolean): Promise<LoadFigures> {
+  const { gptTokenizer, warmUpTokenizer } = await import('../src/index.js');
+  let longestTurnMs = 0;
+  let loaded = false;
+  let last = performance.now();
+  const tick = () => {
+    const now = performance.now();
+    longestTurnMs = Math.max(longestTurnMs, now - last);
+    last = now;
+    if (!loaded) setImmediate(tick);
+  };
+  setImmediate(tick);
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  const started = performance.now();
+  if (inThread) inThreadTokenizer().count('hello world');
+  else {
+    gptTokenizer().count('hello world');
+    await warmUpTokenizer();
+  }
+  const loadMs = performance.now() - started;
+  loaded = true;
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  return { loadMs, longestTurnMs };
+}
+
+function measureLoad(inThread: boolean): LoadFigures {
+  const out = execFileSync(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(import.meta.url), 'load', inThread ? 'in-thread' : 'worker'],
+    { cwd: ROOT, encoding: 'utf8' },
+  );
+  return JSON.parse(out.trim().split('\n').at(-1) as string) as LoadFigures;
+}
+
 function measure(which: Case): ChildFigures {
   const out = execFileSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), 'child', which], {
     cwd: ROOT,
@@ -146,6 +192,20 @@ function timeCounts(count: (text: string) => number, texts: readonly string[]): 
 }
 
 export async function tokenizerWarmUpBench(): Promise<void> {
+  console.log(
+    '\nLoading the o200k table (median of %d fresh processes): load time, longest event-loop turn meanwhile',
+    RUNS,
+  );
+  for (const inThread of [true, false]) {
+    const loads = Array.from({ length: RUNS }, () => measureLoad(inThread));
+    console.log(
+      '  %s: %s ms, longest turn %s ms',
+      inThread ? 'on this thread (as before)' : 'in the worker thread',
+      median(loads.map((f) => f.loadMs)).toFixed(0),
+      median(loads.map((f) => f.longestTurnMs)).toFixed(1),
+    );
+  }
+
   console.log('\nFirst run of a process: longest event-loop block (median of %d fresh processes)', RUNS);
   const figures = new Map<Case, ChildFigures[]>();
   for (const which of CASES)
@@ -203,4 +263,5 @@ export async function tokenizerWarmUpBench(): Promise<void> {
 }
 
 if (process.argv[2] === 'child') console.log(JSON.stringify(await child(process.argv[3] as Case)));
+else if (process.argv[2] === 'load') console.log(JSON.stringify(await loadChild(process.argv[3] === 'in-thread')));
 else if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await tokenizerWarmUpBench();
