@@ -42,7 +42,7 @@ interface EncodingModule {
   countTokens(text: string, options: { disallowedSpecial: Set<string> }): number;
 }
 
-// An encoding's rank table costs tens of megabytes and about 0.6 s of CPU to build: only the encodings in use are
+// An encoding's rank table costs tens of megabytes and 0.3–0.7 s of CPU to build: only the encodings in use are
 // loaded, once per process, each in a worker thread of its own started by the first count (see tokenizer-thread.ts).
 const threads = new Map<GptEncodingName, TokenizerThread>();
 // Encodings loaded on this thread, only where a worker could not load them (see `countParts`).
@@ -96,9 +96,9 @@ async function encodingReady(name: GptEncodingName): Promise<void> {
 
 /**
  * Loads gpt-tokenizer's rank table of `encoding` now, in a worker thread, and resolves once counts are exact. Without
- * it, the first count of a process starts the load and counts are UTF-8 byte bounds until it finishes (about 0.5 s,
+ * it, the first count of a process starts the load and counts are UTF-8 byte bounds until it finishes (0.3–0.7 s,
  * over 1 s on a loaded machine; a run that needs an exact count to decide on compression waits for it without
- * blocking). The load never runs on the calling thread's event loop; the worker adds about 150 MB of RSS. A second
+ * blocking). The load never runs on the calling thread's event loop; the table adds about 70 MB of RSS. A second
  * call, or one after the load, costs nothing. See docs/performance.md, "Warming up".
  */
 export async function warmUpTokenizer(encoding: GptEncodingName = 'o200k_base'): Promise<void> {
