@@ -9,7 +9,6 @@
  * answers `undefined` at once and the caller bounds the text instead.
  * @module
  */
-import { Worker } from 'node:worker_threads';
 import { HarnessError } from '../errors.js';
 
 /** UTF-16 code units one exchange with the worker carries at most (the buffer holds 256 KB of text). */
@@ -88,6 +87,8 @@ export class TokenizerThread {
     this.head = new Int32Array(buffer, 0, HEAD_SLOTS);
     this.lengths = new Int32Array(buffer, head, BATCH_PARTS);
     this.chars = new Uint16Array(buffer, head + 4 * BATCH_PARTS);
+    // Loaded here, not imported: `import 'horizon-harness'` loads no builtin it does not need at once.
+    const { Worker } = process.getBuiltinModule('node:worker_threads');
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: { buffer, modulePath, batchParts: BATCH_PARTS },
