@@ -87,26 +87,31 @@ export class TokenizerThread {
     this.head = new Int32Array(buffer, 0, HEAD_SLOTS);
     this.lengths = new Int32Array(buffer, head, BATCH_PARTS);
     this.chars = new Uint16Array(buffer, head + 4 * BATCH_PARTS);
-    // Loaded here, not imported: `import 'horizon-harness'` loads no builtin it does not need at once.
-    const { Worker } = process.getBuiltinModule('node:worker_threads');
-    const worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: { buffer, modulePath, batchParts: BATCH_PARTS },
-      // Not the host's flags: \`--input-type=module\` would make this CommonJS source a module, and loaders such as
-      // tsx have nothing to do here.
-      execArgv: [],
-    });
-    // The worker waits for work forever: it must not keep the process alive.
-    worker.unref();
     this.loaded = new Promise<void>((resolve, reject) => {
       const fail = (cause: unknown) => {
         Atomics.store(this.head, LOADED, FAILED);
         reject(cause);
       };
-      worker.once('message', (message: { loaded: boolean; message?: string }) =>
-        message.loaded ? resolve() : fail(new Error(message.message)),
-      );
-      worker.once('error', fail);
+      try {
+        // Loaded here, not imported: `import 'horizon-harness'` loads no builtin it does not need at once.
+        const { Worker } = process.getBuiltinModule('node:worker_threads');
+        const worker = new Worker(WORKER_SOURCE, {
+          eval: true,
+          workerData: { buffer, modulePath, batchParts: BATCH_PARTS },
+          // Not the host's flags: `--input-type=module` would make this CommonJS source a module, and loaders such
+          // as tsx have nothing to do here.
+          execArgv: [],
+        });
+        // The worker waits for work forever: it must not keep the process alive.
+        worker.unref();
+        worker.once('message', (message: { loaded: boolean; message?: string }) =>
+          message.loaded ? resolve() : fail(new Error(message.message)),
+        );
+        worker.once('error', fail);
+      } catch (error) {
+        // No worker threads here (a sandbox, a runtime without them).
+        fail(error);
+      }
     });
     // A failure is answered by the caller (it loads the encoding itself); an unobserved rejection would crash the host.
     this.loaded.catch(() => {});

@@ -69,6 +69,21 @@ describe('TokenizerThread', () => {
     expect(long.join('').length).toBeGreaterThan(128 * 1024);
   });
 
+  it('says so when no worker thread can start', async () => {
+    const getBuiltinModule = process.getBuiltinModule;
+    const stub = vi.spyOn(process, 'getBuiltinModule').mockImplementation(((id: string) => {
+      if (id === 'node:worker_threads') throw new Error('no worker threads here');
+      return getBuiltinModule(id);
+    }) as typeof process.getBuiltinModule);
+    try {
+      const thread = new TokenizerThread('/unused.js');
+      await expect(thread.loaded).rejects.toThrow(/no worker threads/);
+      expect(thread.failed).toBe(true);
+    } finally {
+      stub.mockRestore();
+    }
+  });
+
   it('says so when its worker cannot load the encoding, and counts nothing', async () => {
     const thread = new TokenizerThread('/no/such/encoding.js');
     await expect(thread.loaded).rejects.toThrow(/Cannot find module/);
