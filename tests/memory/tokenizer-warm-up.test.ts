@@ -116,6 +116,30 @@ it('a cold first run counts its large request exactly (it waits for the tables) 
   expect(first).toBeLessThan((seen.bytes as number) / 3);
 }, 120_000);
 
+it('a simulated prompt cache reports counted input tokens on a cold first run, not the byte bound', async () => {
+  const seen = await inFreshProcess(`
+    import { createHarness } from './src/index.ts';
+    import { ScriptedBackend, SimulatedPromptCache, submit, withSimulatedPromptCache } from './src/testing/index.ts';
+    const scripted = new ScriptedBackend({ execute: [submit('done')] });
+    const harness = createHarness({
+      backend: withSimulatedPromptCache(scripted, { mode: 'automatic' }),
+      decomposition: false,
+      verification: false,
+      store: false,
+      workspace: { keep: false },
+    });
+    const reported = [];
+    harness.on('llm-response', (event) => reported.push(event.usage.inputTokens));
+    await harness.run('Summarise: the river runs north, then west; 42 bridges cross it.');
+    await harness.close();
+    // The same request observed by a fresh cache once the table is loaded.
+    const fresh = new SimulatedPromptCache({ mode: 'automatic' });
+    await fresh.ready();
+    console.log(JSON.stringify({ reported: reported[0], counted: fresh.observe(scripted.calls[0]).inputTokens }));
+  `);
+  expect(seen.reported).toBe(seen.counted);
+}, 120_000);
+
 it('an unknown encoding is refused, naming the valid ones', async () => {
   const { warmUpTokenizer } = await import('../../src/memory/tokenizer.js');
   await expect(warmUpTokenizer('gpt5' as never)).rejects.toThrow(/o200k_base/);
