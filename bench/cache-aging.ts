@@ -15,7 +15,13 @@ import { z } from 'zod';
 import type { GenerateRequest, GenerateResult, LlmBackend, Message } from '../src/backend/types.js';
 import type { EventInput } from '../src/events.js';
 import { Executor } from '../src/executor/executor.js';
-import { MemoryManager, TokenCounter, gptTokenizer, type MemoryManagerOptions } from '../src/memory/index.js';
+import {
+  MemoryManager,
+  TokenCounter,
+  gptTokenizer,
+  type MemoryManagerOptions,
+  warmUpTokenizer,
+} from '../src/memory/index.js';
 import { DataMark } from '../src/prompts/datamark.js';
 import { defineTool } from '../src/tools/define-tool.js';
 import { ToolRegistry } from '../src/tools/registry.js';
@@ -69,6 +75,8 @@ class PrefixBill {
 }
 
 async function run(config: Configuration, steps: number, outputs: string[]) {
+  // The bill counts with gpt-tokenizer: exact from the first request, not byte bounds while its table loads.
+  await warmUpTokenizer();
   const root = mkdtempSync(join(tmpdir(), 'hh-cache-bench-'));
   try {
     const bill = new PrefixBill();
