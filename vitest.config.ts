@@ -22,6 +22,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    setupFiles: ['tests/support/warm-tokenizer.ts'],
     // The per-user snapshot key file of the runs the tests start (and of their child processes): not in the home of
     // whoever runs the tests.
     env: {

@@ -26,7 +26,13 @@ import type {
 } from '../src/backend/types.js';
 import type { EventInput } from '../src/events.js';
 import { Executor } from '../src/executor/executor.js';
-import { MemoryManager, TokenCounter, gptTokenizer, type MemoryManagerOptions } from '../src/memory/index.js';
+import {
+  MemoryManager,
+  TokenCounter,
+  gptTokenizer,
+  type MemoryManagerOptions,
+  warmUpTokenizer,
+} from '../src/memory/index.js';
 import type { ExecutionMemory, PendingRequest } from '../src/memory/types.js';
 import { DataMark } from '../src/prompts/datamark.js';
 import { defineTool } from '../src/tools/define-tool.js';
@@ -250,7 +256,7 @@ async function runOnce(config: Configuration, outputs: string[]) {
 
 /** Runs one configuration three times in this process and returns its measurement. */
 export async function measure(config: Configuration): Promise<Measurement> {
-  gptTokenizer().count('warm up the encoder');
+  await warmUpTokenizer();
   const baselineRssMb = process.resourceUsage().maxRSS / 1024;
   const outputs = Array.from({ length: config.steps }, (_, i) => deterministicText(i + 1, OUTPUT_CHARS));
   const runs = [];

@@ -1,10 +1,10 @@
 /**
  * `npm run bench`: the benchmarks of horizon-harness — context growth, the Vercel AI SDK peer comparison and 100 and
  * 1 000 concurrent runs (against the built `dist/`), durable runs under SIGKILL, independent subtasks in parallel, the
- * event-loop delay of counting hostile text, the first run's block without and with `warmUpTokenizer()`, billed
- * input dollars with simulated provider prompt caches (and aging's batch-size trade-off), the run viewer on a
- * 5 000-event log (in chromium where installed), and runs per minute on BullMQ workers (needs `redis-server` on the
- * PATH; skipped with a note otherwise).
+ * event-loop delay of counting hostile text, the tokenizer table's load and the first run's block (on the event
+ * loop's thread, in the worker, warmed), billed input dollars with simulated provider prompt caches (and aging's
+ * batch-size trade-off), the run viewer on a 5 000-event log (in chromium where installed), and runs per minute on
+ * BullMQ workers (needs `redis-server` on the PATH; skipped with a note otherwise).
  * @module
  */
 import { execFileSync } from 'node:child_process';

@@ -34,6 +34,11 @@ const NEXT_CUT = new RegExp(CUT_PATTERN, 'gu');
 export interface TextCount {
   tokens: number;
   exact: boolean;
+  /**
+   * True when the figure is a bound only because the tokenizer's tables are still loading: the same text will be
+   * counted exactly once they are, so the figure must not be kept in place of the count.
+   */
+  loading?: boolean;
 }
 
 /**
@@ -68,6 +73,25 @@ export function countInBoundedParts(
     start = end;
   }
   return { tokens, exact };
+}
+
+/**
+ * What {@link countInBoundedParts} would hand `countPart` (`parts`, in order), and the UTF-8 bytes of the stretches it
+ * would bound instead (`uncountedBytes`; `exact` is false when there are any): for counting the parts elsewhere, in
+ * one batch. @internal
+ */
+export function splitForCounting(
+  text: string,
+  maxChars = MAX_COUNTED_CHARS,
+): { parts: string[]; uncountedBytes: number; exact: boolean } {
+  const parts: string[] = [];
+  // Each part is recorded and counted as 0 here, so the sum is what the stretches left uncounted add.
+  const collect = (part: string): number => {
+    parts.push(part);
+    return 0;
+  };
+  const { tokens, exact } = countInBoundedParts(text, collect, maxChars);
+  return { parts, uncountedBytes: tokens, exact };
 }
 
 /** The last cut in (start, end], or undefined; looks back at most `end - start` characters. */

@@ -170,6 +170,8 @@ export class MemoryManager implements ExecutionMemory {
     // Far below the threshold the UTF-8 bound already decides (see TokenCounter.requestBound); near it, count.
     const bound = this.counter.requestBound(messages, request.tools, factor);
     if (bound.tokens <= limits.compressAt) return messages;
+    // Whether to compress is decided on a count: wait (without blocking) for tables that are still loading.
+    if (!bound.exact) await this.counter.ready();
     let tokens = bound.exact ? bound.tokens : this.counter.request(messages, request.tools, factor);
     if (tokens <= limits.compressAt) return messages;
     if (aging !== false) {

@@ -47,6 +47,14 @@ export class TokenCounter {
     private readonly calibration = 1,
   ) {}
 
+  /**
+   * Resolves once the tokenizer counts instead of bounding every text (see `Tokenizer.ready`); at once for a
+   * tokenizer without that method.
+   */
+  async ready(): Promise<void> {
+    await this.tokenizer.ready?.();
+  }
+
   /** Tokens of a text, calibrated (an upper bound when the tokenizer could only bound it; see {@link measureText}). */
   text(text: string, factor = this.calibration): number {
     return calibrate(this.count(text).tokens, factor);
@@ -136,10 +144,9 @@ export class TokenCounter {
   private rawMessage(message: Message): number {
     let tokens = this.messages.get(message);
     if (tokens === undefined) {
-      let exact = true;
-      tokens = MESSAGE_OVERHEAD_TOKENS + messageSize(message, (text) => this.countInto(text, (e) => (exact &&= e)));
-      this.messages.set(message, tokens);
-      if (!exact) this.overCounted.add(message);
+      const sized = this.sized((measure) => MESSAGE_OVERHEAD_TOKENS + messageSize(message, measure));
+      tokens = sized.tokens;
+      this.remember(this.messages, message, sized);
     }
     return tokens;
   }
@@ -147,12 +154,31 @@ export class TokenCounter {
   private rawTools(tools: readonly ToolSpec[]): number {
     let tokens = this.specs.get(tools);
     if (tokens === undefined) {
-      let exact = true;
-      tokens = toolsSize(tools, (text) => this.countInto(text, (e) => (exact &&= e)));
-      this.specs.set(tools, tokens);
-      if (!exact) this.overCounted.add(tools);
+      const sized = this.sized((measure) => toolsSize(tools, measure));
+      tokens = sized.tokens;
+      this.remember(this.specs, tools, sized);
     }
     return tokens;
+  }
+
+  /** `size` with every text counted by the tokenizer, and whether all were counts, or bounds while it loads. */
+  private sized(size: (measure: (text: string) => number) => number): TextCount {
+    let exact = true;
+    let loading = false;
+    const tokens = size((text) => {
+      const measured = this.count(text);
+      exact &&= measured.exact;
+      loading ||= measured.loading === true;
+      return measured.tokens;
+    });
+    return { tokens, exact, loading };
+  }
+
+  /** Caches a count; a figure taken while the tokenizer loads is not kept, so the next use counts it. */
+  private remember<K extends object>(cache: WeakMap<K, number>, key: K, sized: TextCount): void {
+    if (sized.loading) return;
+    cache.set(key, sized.tokens);
+    if (!sized.exact) this.overCounted.add(key);
   }
 
   private boundMessage(message: Message): number {
@@ -181,13 +207,6 @@ export class TokenCounter {
       this.sampledTokens += measured.tokens;
     }
     return measured;
-  }
-
-  /** A text's count for a sum, reporting to `onExact` whether it was exact. */
-  private countInto(text: string, onExact: (exact: boolean) => void): number {
-    const { tokens, exact } = this.count(text);
-    onExact(exact);
-    return tokens;
   }
 }
 

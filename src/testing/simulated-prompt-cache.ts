@@ -119,6 +119,15 @@ export class SimulatedPromptCache {
       : { mode: 'automatic', minPrefixTokens: this.minPrefix };
   }
 
+  /**
+   * Resolves once the tokenizer counts (the default `gptTokenizer()` loads its table in a worker thread and answers
+   * byte bounds until then): await it before calling {@link observe} directly, or the figures depend on the load.
+   * `withSimulatedPromptCache` does.
+   */
+  async ready(): Promise<void> {
+    await this.tokenizer.ready?.();
+  }
+
   /** The input figures a provider would report for `request` under `key`; remembers what the request cached. */
   observe(request: CacheableRequest, key = 'default'): SimulatedInputUsage {
     const parts = this.cut(request);
@@ -303,11 +312,16 @@ export function withSimulatedPromptCache(backend: LlmBackend, options: Simulated
     ...(backend.streaming === undefined ? {} : { streaming: backend.streaming }),
     ...(backend.pricing ? { pricing: backend.pricing } : {}),
     promptCache: cache.capability,
-    generate: async (request) => withUsage(request, await backend.generate(request)),
+    generate: async (request) => {
+      const result = await backend.generate(request);
+      await cache.ready();
+      return withUsage(request, result);
+    },
     ...(stream
       ? {
           async *stream(request: GenerateRequest): AsyncGenerator<StreamPart> {
             for await (const part of stream(request)) {
+              if (part.type === 'finish') await cache.ready();
               yield part.type === 'finish' ? { type: 'finish', result: withUsage(request, part.result) } : part;
             }
           },

@@ -6,6 +6,7 @@ import { createHarness } from '../../src/harness/harness.js';
 import { countInBoundedParts, MAX_COUNTED_CHARS } from '../../src/memory/bounded-count.js';
 import { MemoryManager } from '../../src/memory/memory-manager.js';
 import { type GptEncodingName, gptTokenizer, MAX_TOKENIZED_CHARS } from '../../src/memory/tokenizer.js';
+import { TokenizerThread } from '../../src/memory/tokenizer-thread.js';
 import { reply, submit, toolCall } from '../../src/testing/replies.js';
 import { ScriptedBackend } from '../../src/testing/scripted-backend.js';
 import { defineTool } from '../../src/tools/define-tool.js';
@@ -14,29 +15,31 @@ import { fakeBackend } from './helpers.js';
 interface EncodingModule {
   countTokens(text: string, options: { disallowedSpecial: Set<string> }): number;
 }
-// The module `gptTokenizer` loads (one CommonJS instance), so a spy on it sees every call the tokenizer makes.
+// The reference: gpt-tokenizer's encoding loaded on this thread.
 const load = (name: GptEncodingName) =>
   createRequire(import.meta.url)(`gpt-tokenizer/encoding/${name}`) as EncodingModule;
 const NO_SPECIAL = { disallowedSpecial: new Set<string>() };
 const utf8Bytes = (text: string) => Buffer.byteLength(text, 'utf8');
 
-let spy: MockInstance<EncodingModule['countTokens']> | undefined;
+let spy: MockInstance<TokenizerThread['countParts']> | undefined;
 afterEach(() => {
   spy?.mockRestore();
   spy = undefined;
 });
 
 /**
- * Records the length of every text the o200k encoder is given. A text longer than the cap is answered with its
- * byte length instead of being tokenized, so the code before the fix fails the test instead of hanging for minutes.
+ * Records the length of every text the o200k encoder is given (gptTokenizer hands its worker thread the parts to
+ * count, each a separate encoder call). A part longer than the cap is answered with its byte length instead of being
+ * tokenized, so the code before the fix fails the test instead of hanging for minutes.
  */
 function spyOnEncoder(): number[] {
-  const o200k = load('o200k_base');
-  const real = o200k.countTokens.bind(o200k);
+  const real = TokenizerThread.prototype.countParts;
   const lengths: number[] = [];
-  spy = vi.spyOn(o200k, 'countTokens').mockImplementation((text, options) => {
-    lengths.push(text.length);
-    return text.length > MAX_COUNTED_CHARS ? utf8Bytes(text) : real(text, options);
+  spy = vi.spyOn(TokenizerThread.prototype, 'countParts').mockImplementation(function (this: TokenizerThread, parts) {
+    for (const part of parts) lengths.push(part.length);
+    return parts.some((part) => part.length > MAX_COUNTED_CHARS)
+      ? parts.reduce((sum, part) => sum + utf8Bytes(part), 0)
+      : real.call(this, parts);
   });
   return lengths;
 }

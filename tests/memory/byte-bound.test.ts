@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { ContentPart, Message, ToolSpec } from '../../src/backend/types.js';
 import { MemoryManager } from '../../src/memory/memory-manager.js';
 import { TokenCounter } from '../../src/memory/token-counter.js';
-import { GPT_ENCODINGS, gptTokenizer, type Tokenizer } from '../../src/memory/tokenizer.js';
+import { GPT_ENCODINGS, gptTokenizer, type Tokenizer, warmUpTokenizer } from '../../src/memory/tokenizer.js';
 import { deterministicText, fakeBackend, hostWorkspace, invocation, quarterTokenizer, scopeFor } from './helpers.js';
 
 const utf8Bytes = (text: string) => Buffer.byteLength(text, 'utf8');
@@ -103,16 +103,21 @@ describe('the UTF-8 byte bound', () => {
     );
   });
 
-  it.each(GPT_ENCODINGS.filter((name) => name !== 'o200k_base'))('holds for %s too, which is flagged alike', (name) => {
-    const tokenizer = gptTokenizer(name);
-    expect(tokenizer.boundedByUtf8Bytes).toBe(true);
-    fc.assert(
-      fc.property(textArb, (text) => {
-        expect(tokenizer.count(text)).toBeLessThanOrEqual(utf8Bytes(text));
-      }),
-      { numRuns: 100 },
-    );
-  });
+  it.each(GPT_ENCODINGS.filter((name) => name !== 'o200k_base'))(
+    'holds for %s too, which is flagged alike',
+    async (name) => {
+      // Counted, not bounded while loading: the property is about the encoding's counts.
+      await warmUpTokenizer(name);
+      const tokenizer = gptTokenizer(name);
+      expect(tokenizer.boundedByUtf8Bytes).toBe(true);
+      fc.assert(
+        fc.property(textArb, (text) => {
+          expect(tokenizer.count(text)).toBeLessThanOrEqual(utf8Bytes(text));
+        }),
+        { numRuns: 100 },
+      );
+    },
+  );
 
   it('bounds a request from above whatever was counted before, and is the count once everything was', () => {
     fc.assert(

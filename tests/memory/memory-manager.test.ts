@@ -9,7 +9,7 @@ import { MemoryManager } from '../../src/memory/memory-manager.js';
 import { splitRounds } from '../../src/memory/rounds.js';
 import { SUMMARY_HEADER } from '../../src/memory/summary-prompt.js';
 import { TokenCounter } from '../../src/memory/token-counter.js';
-import { gptTokenizer } from '../../src/memory/tokenizer.js';
+import { gptTokenizer, warmUpTokenizer } from '../../src/memory/tokenizer.js';
 import {
   deterministicText,
   fakeBackend,
@@ -84,7 +84,8 @@ describe('MemoryManager options', () => {
     expect(() => new MemoryManager({ tokenizer: {} as never })).toThrow(/memory\.tokenizer/);
   });
 
-  it('counts with the configured encoding', () => {
+  it('counts with the configured encoding', async () => {
+    await warmUpTokenizer('cl100k_base');
     const text = 'Größenordnung der Messwerte 東京都 नमस्ते';
     expect(new MemoryManager({ encoding: 'cl100k_base' }).countText(text)).toBe(
       gptTokenizer('cl100k_base').count(text),

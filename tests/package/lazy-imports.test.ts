@@ -38,7 +38,7 @@ const HEAVY = [
 /**
  * The Node builtins the core loads on first use, through `process.getBuiltinModule` rather than a static import:
  * child processes (commands, Python, managed agents), the network guard's address checks and DNS, and what those
- * pull in (dgram, the block list); crypto (hashes, random bytes) and module (the tokenizer's and ipaddr.js's require). The ids are `process.moduleLoadList`'s; util's argument parser and MIME module
+ * pull in (dgram, the block list); crypto (hashes, random bytes), module (the tokenizer's and ipaddr.js's require) and worker_threads (the tokenizer's thread). The ids are `process.moduleLoadList`'s; util's argument parser and MIME module
  * stand for any ESM import from `node:util`, which reads every export of the module and so loads them.
  */
 const DEFERRED_BUILTINS = [
@@ -51,6 +51,7 @@ const DEFERRED_BUILTINS = [
   'internal/mime',
   'crypto',
   'module',
+  'worker_threads',
 ];
 /**
  * The bundle lives under the project's node_modules so that its package imports resolve (as in the durability
