@@ -1,6 +1,6 @@
 import { chmod, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { GenerateResult, LlmBackend } from '../../src/backend/types.js';
+import type { GenerateRequest, GenerateResult, LlmBackend } from '../../src/backend/types.js';
 import { HarnessEvents } from '../../src/event-bus.js';
 import type { HarnessEvent, HarnessEventType, EventOf } from '../../src/events.js';
 import { newReportTally, reportFromTally, tallyEvent } from '../../src/modes/shared/report.js';
@@ -13,7 +13,7 @@ import {
 } from '../../src/modes/managed/index.js';
 import type { AuditFinding, RecordDraft } from '../../src/modes/managed/index.js';
 import { MemoryManager } from '../../src/memory/memory-manager.js';
-import { reply, submit } from '../../src/testing/index.js';
+import { reply, submit, toolCall, verdict } from '../../src/testing/index.js';
 import { ToolRegistry } from '../../src/tools/registry.js';
 import type { Tool } from '../../src/tools/types.js';
 import { LocalWorkspace } from '../../src/workspace/local-workspace.js';
@@ -129,4 +129,39 @@ export function verdictOf(
 /** The state file as it is on disk now. */
 export async function stateOnDisk(workspace: LocalWorkspace): Promise<unknown> {
   return JSON.parse(await readFile(path.join(workspace.root, '.harness/task-state.json'), 'utf8'));
+}
+
+/** The record of {@link reportModel}'s run. */
+export const REPORT_RECORD = { id: 'report', description: 'report.md starts with "# Rivers".' };
+
+/**
+ * A whole managed run's model, a function of the request only (so a resumed run is asked what a stopped one would
+ * have been): the manager asks for report.md, the executor writes it with `write_file`, the auditor reads it and
+ * completes the record, the final verification passes. `callIds` names the write and read calls.
+ */
+export function reportModel(request: GenerateRequest, callIds: { write?: string; read?: string } = {}): GenerateResult {
+  const all = request.messages.map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n');
+  const lastIsTool = request.messages.at(-1)?.role === 'tool';
+  switch (request.purpose) {
+    case 'manage':
+      if (all.includes('[completed] report:')) return decide('done');
+      return decide('execute', {
+        records: [REPORT_RECORD],
+        contract: {
+          task: 'Write report.md.',
+          acceptanceCriteria: [REPORT_RECORD.description],
+          recordIds: [REPORT_RECORD.id],
+        },
+      });
+    case 'execute':
+      if (lastIsTool) return submit('I wrote report.md.', ['report.md']);
+      return toolCall('write_file', { path: 'report.md', content: '# Rivers\n' }, callIds.write);
+    case 'verify':
+      return verdict(true);
+    default:
+      if (!lastIsTool) return toolCall('read_file', { path: 'report.md' }, callIds.read);
+      return verdictOf('complete', 'clean', [
+        { recordId: 'report', check: 'report.md starts with "# Rivers"', observed: '# Rivers', verdict: 'pass' },
+      ]);
+  }
 }

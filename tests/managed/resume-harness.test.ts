@@ -6,37 +6,14 @@ import type { GenerateRequest, GenerateResult } from '../../src/backend/types.js
 import type { HarnessEvent } from '../../src/events.js';
 import { createHarness } from '../../src/harness/harness.js';
 import type { ManagedRunResult, ManagedSnapshotState } from '../../src/modes/managed/index.js';
-import { ScriptedBackend, submit, toolCall, verdict } from '../../src/testing/index.js';
+import { ScriptedBackend } from '../../src/testing/index.js';
 import { defineTool } from '../../src/tools/define-tool.js';
 import { collect, tempDir } from '../harness/helpers.js';
-import { decide, verdictOf } from './helpers.js';
+import { reportModel } from './helpers.js';
 
 const TASK = 'Write report.md with the heading "# Rivers".';
-const REPORT = { id: 'report', description: 'report.md starts with "# Rivers".' };
-
 /** Replies as a function of the request only, so the resumed run is asked what the stopped one would have been. */
-function model(request: GenerateRequest): GenerateResult {
-  const all = request.messages.map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n');
-  const lastIsTool = request.messages.at(-1)?.role === 'tool';
-  switch (request.purpose) {
-    case 'manage':
-      if (all.includes('[completed] report:')) return decide('done');
-      return decide('execute', {
-        records: [REPORT],
-        contract: { task: 'Write report.md.', acceptanceCriteria: [REPORT.description], recordIds: ['report'] },
-      });
-    case 'execute':
-      if (lastIsTool) return submit('I wrote report.md.', ['report.md']);
-      return toolCall('write_file', { path: 'report.md', content: '# Rivers\n' }, 'write-1');
-    case 'verify':
-      return verdict(true);
-    default:
-      if (!lastIsTool) return toolCall('read_file', { path: 'report.md' }, 'read-1');
-      return verdictOf('complete', 'clean', [
-        { recordId: 'report', check: 'report.md starts with "# Rivers"', observed: '# Rivers', verdict: 'pass' },
-      ]);
-  }
-}
+const model = (request: GenerateRequest): GenerateResult => reportModel(request, { write: 'write-1', read: 'read-1' });
 
 /** A managed harness on `dir` whose write tool counts its invocations. */
 function managedHarness(dir: string, writes: string[]) {

@@ -26,7 +26,7 @@ import {
 } from '../../../src/testing/index.js';
 import { writeToFileTool } from '../../../src/tools/builtin/index.js';
 import { writeFile } from '../../harness/helpers.js';
-import { decide, verdictOf } from '../../managed/helpers.js';
+import { reportModel } from '../../managed/helpers.js';
 
 /** A finished run: its workspace, its log as JSON lines, the events read back from it, and the harness's result. */
 export interface LoggedRun {
@@ -117,32 +117,9 @@ export async function hostileRun(): Promise<LoggedRun> {
   return logged('hostile', workspace, result);
 }
 
-const REPORT = { id: 'report', description: 'report.md starts with "# Rivers".' };
-
 /** A managed run: the manager asks for report.md, the executor writes it, the audit completes the record. */
 export async function managedRun(): Promise<LoggedRun> {
-  const backend = new ScriptedBackend((request: GenerateRequest): GenerateResult => {
-    const all = request.messages.map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n');
-    const lastIsTool = request.messages.at(-1)?.role === 'tool';
-    switch (request.purpose) {
-      case 'manage':
-        if (all.includes('[completed] report:')) return decide('done');
-        return decide('execute', {
-          records: [REPORT],
-          contract: { task: 'Write report.md.', acceptanceCriteria: [REPORT.description], recordIds: ['report'] },
-        });
-      case 'execute':
-        if (lastIsTool) return submit('I wrote report.md.', ['report.md']);
-        return toolCall('write_file', { path: 'report.md', content: '# Rivers\n' });
-      case 'verify':
-        return verdict(true);
-      default:
-        if (!lastIsTool) return toolCall('read_file', { path: 'report.md' });
-        return verdictOf('complete', 'clean', [
-          { recordId: 'report', check: 'report.md starts with "# Rivers"', observed: '# Rivers', verdict: 'pass' },
-        ]);
-    }
-  });
+  const backend = new ScriptedBackend((request: GenerateRequest): GenerateResult => reportModel(request));
   const workspace = await dir();
   const harness = createHarness({ backend, mode: 'managed', tools: [writeFile], workspace });
   const result = await harness.run('Write report.md with the heading "# Rivers".');
