@@ -66,15 +66,20 @@ function isEmpty(deliverable: Deliverable): boolean {
  * that passes an empty deliverable (or no verifier at all) does not make it a success.
  */
 function nothingDelivered(subtasks: readonly SubtaskRecord[]): Outcome {
-  const failed = subtasks.filter((subtask) => subtask.status === 'failed').length;
-  const why = failed ? ` ${failed} of ${subtasks.length} subtask(s) failed.` : '';
+  const failed = subtasks.filter((subtask) => subtask.status === 'failed');
+  const codes = [...new Set(failed.map((subtask) => subtask.errorCode ?? 'unknown'))];
+  const first = failed[0];
+  const why = first
+    ? ` ${failed.length} of ${subtasks.length} subtask(s) failed (${codes.join(', ')}); the first, "${first.id}": ` +
+      `${first.error ?? 'no message'}`
+    : '';
   return {
     status: 'failed',
     error: {
       code: 'nothing-delivered',
       message:
         `The run ended with an empty deliverable: no answer and no file.${why} See result.subtasks for each ` +
-        "subtask's error, and the run's events for what the model did.",
+        "subtask's error (errorCode), and the run's events for what the model did.",
     },
   };
 }
