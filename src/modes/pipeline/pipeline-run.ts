@@ -1,8 +1,9 @@
 /**
- * One run of the OneDayAgent pipeline: intake → plan → execute → synthesize → verify → repair. All per-run state
- * lives in one {@link PipelineState}, saved through the run's checkpointer at every stage change and inside every
- * executor loop, so that a resumed run goes on where its snapshot stopped; stopping is {@link RunControl}'s job, the
- * iteration allowances {@link IterationBudget}'s, the roles {@link RoleWiring}'s and the result {@link assembleResult}'s.
+ * One run of the OneDayAgent pipeline: intake → plan → execute → synthesize → verify → repair, then the typed output
+ * when `run({ output })` asks for one. All per-run state lives in one {@link PipelineState}, saved through the run's
+ * checkpointer at every stage change and inside every executor loop, so that a resumed run goes on where its
+ * snapshot stopped; stopping is {@link RunControl}'s job, the iteration allowances {@link IterationBudget}'s, the roles
+ * {@link RoleWiring}'s and the result {@link assembleResult}'s.
  * @module
  */
 import { runEventSender } from '../../event-bus.js';
@@ -19,6 +20,7 @@ import type { PlannedSubtask, RunResult, SubtaskRecord } from '../../contracts/w
 import { DataMark } from '../../prompts/datamark.js';
 import type { Workspace } from '../../workspace/types.js';
 import { executeStage } from './execute-stage.js';
+import { outputStage } from './output-stage.js';
 import { copyAttachments } from '../shared/intake.js';
 import { IterationBudget } from '../shared/iteration-budget.js';
 import { memoryThresholdsOf } from '../shared/memory-thresholds.js';
@@ -28,7 +30,7 @@ import { newReportTally, tallyEvent } from '../shared/report.js';
 import { RoleWiring } from '../shared/role-wiring.js';
 import { RunControl, StopRun } from '../shared/run-control.js';
 import { assembleResult } from '../shared/run-result.js';
-import { typedResult, typedResultSkipped, type TypedResult } from '../shared/typed-result.js';
+import { typedResultSkipped, type TypedResult } from '../shared/typed-result.js';
 import type { ModeRunInit } from '../shared/run-init.js';
 import type { StageContext } from './stage-context.js';
 import { recordSubtaskWrites } from './subtask-schedule.js';
@@ -117,7 +119,7 @@ export class PipelineRun implements StageContext {
       await executeStage(this);
       await this.synthesizeStage();
       if (this.o.verification) await verifyStage(this);
-      await this.typedResultStage();
+      this.typed = await outputStage(this, this.init.output);
     } catch (error) {
       failure = this.control.asStop(error, 'pipeline');
     } finally {
@@ -282,25 +284,6 @@ export class PipelineRun implements StageContext {
     this.s.synthesized = true;
     this.emit({ type: 'synthesis-finish', runId: this.init.runId, deliverable: this.s.deliverable, status });
     await this.checkpoint('synthesize');
-  }
-
-  /** Asks for the typed result of `run({ output })` when the deliverable did not fail verification. */
-  private async typedResultStage(): Promise<void> {
-    const request = this.init.output;
-    if (!request) return;
-    if (this.s.verdicts.at(-1)?.status === 'failed') return;
-    this.control.check('output');
-    this.typed = await this.control.guard('output', () =>
-      typedResult({
-        request,
-        call: this.roles.typedOutputCall(),
-        runId: this.init.runId,
-        task: this.init.task,
-        deliverable: this.s.deliverable,
-        mark: this.mark,
-        emit: this.emit,
-      }),
-    );
   }
 
   // ---- loops, budget, snapshots and stopping ----
