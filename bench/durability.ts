@@ -5,7 +5,7 @@
  * before some resumes an external agent forges `.harness/run.json` or `.harness/run.journal` (every kind of
  * forgeries.ts at least once), and the resume must refuse it. Then the same run in process, timing every write of
  * the default file store (whole snapshots and journal appends), and the cost of a side-effecting step against a
- * read-only one and a raw append + `fdatasync` (bench/step-cost.ts). Prints kills, resumes, lost runs, re-done model
+ * read-only one and a raw append + `fdatasync` (bench/step-cost.ts) and its system calls (bench/step-syscalls.ts). Prints kills, resumes, lost runs, re-done model
  * and tool calls, interrupted calls, lost artifacts, accepted forgeries, write sizes and times, for
  * `durability: 'sync'` and the default `'async'`.
  *
@@ -21,6 +21,7 @@ import { runCrashCampaign } from '../tests/durability/fixtures/crash-driver.js';
 import { FORGERY_KINDS } from '../tests/durability/fixtures/forgeries.js';
 import { scenarioHarness, TASK } from '../tests/durability/fixtures/scenario.js';
 import { measureStepCost } from './step-cost.js';
+import { stepSyscallsBench } from './step-syscalls.js';
 
 const KILLS = Number(process.env.DURABILITY_KILLS ?? 30);
 const SEED = 11;
@@ -177,6 +178,7 @@ export async function durabilityBench(): Promise<void> {
       'same, lowest / highest round': cost.extraAppendsRange.map((ratio) => ratio.toFixed(2)).join(' / '),
       'goal: at most about': '1.5',
     });
+    await stepSyscallsBench();
   } finally {
     await rm(root, { recursive: true, force: true });
   }

@@ -36,7 +36,7 @@ export interface StepCost {
 const roughTokenizer = { count: (text: string) => Math.ceil(text.length / 4) };
 
 /** One run of `steps` tool calls of `tool`; returns the wall time per step. */
-async function loopOf(dir: string, steps: number, readOnly: boolean): Promise<number> {
+export async function loopOf(dir: string, steps: number, readOnly: boolean): Promise<number> {
   const done = (request: GenerateRequest) => request.messages.filter((m) => m.role === 'tool').length;
   const backend = new ScriptedBackend((request) =>
     done(request) < steps ? toolCall('step', { n: done(request), note: 'x'.repeat(200) }) : submit('done'),
@@ -122,4 +122,9 @@ export async function measureStepCost(steps = 50, rounds = 9, lineBytes = 1500):
   }
 }
 
-if (process.argv[1]?.endsWith('step-cost.ts')) console.log(await measureStepCost());
+if (process.argv[1]?.endsWith('step-cost.ts')) {
+  // `--loop <read-only|side-effect> <steps> <dir>`: one loop alone, for a process that counts its system calls.
+  const [flag, kind, steps, dir] = process.argv.slice(2);
+  if (flag === '--loop') await loopOf(dir as string, Number(steps), kind === 'read-only');
+  else console.log(await measureStepCost());
+}
